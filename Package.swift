@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+// Loopix — camera firmware for the Raspberry Pi that makes every frame look like analog film.
+// Builds with Swift 6.0 (Debian 13 `swiftlang`) and newer; uses nothing newer than 6.0.
+import PackageDescription
+
+/// One system-library target per C library: a `[system]` module map, the pkg-config name and
+/// the Debian package that provides it (scripts/setup and trixie-build read these providers).
+func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let package = Package(
+    name: "Loopix",
+    products: [
+        .executable(name: "loopix", targets: ["loopix"]),
+        .library(name: "FilmCore", targets: ["FilmCore"]),
+    ],
+    targets: [
+        // The film engine: pure Swift, no C, no I/O.
+        .target(name: "FilmCore"),
+        // Software drawing (rectangles, lines, a built-in bitmap font) for contact sheets and overlays.
+        .target(name: "Canvas", dependencies: ["FilmCore"]),
+
+        // C libraries, each wrapped in exactly one Swift module (ImageFiles).
+        systemLibrary("CHeif", pkgConfig: "libheif", apt: ["libheif-dev", "libheif1", "libde265-0", "libx265-199"]),
+        systemLibrary("CLcms2", pkgConfig: "lcms2", apt: ["liblcms2-dev"]),
+        systemLibrary("CExif", pkgConfig: "libexif", apt: ["libexif-dev"]),
+        systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: ["libjpeg62-turbo-dev"]),
+        systemLibrary("CPng", pkgConfig: "libpng", apt: ["libpng-dev"]),
+        // Linux system calls that Glibc's Swift overlay does not import (renameat2).
+        .target(name: "CLoopixSys"),
+
+        // Photo files: HEIC (libheif), JPEG, PNG, EXIF, ICC; atomic writes.
+        .target(name: "ImageFiles", dependencies: ["FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CLoopixSys"]),
+
+        // The `loopix` command's logic (develop, presets, contact sheet, bench), testable as a library.
+        .target(name: "LoopixTool", dependencies: ["FilmCore", "Canvas", "ImageFiles"]),
+        .executableTarget(name: "loopix", dependencies: ["LoopixTool"]),
+
+        .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore"]),
+        .testTarget(name: "CanvasTests", dependencies: ["Canvas"]),
+        .testTarget(name: "ImageFilesTests", dependencies: ["ImageFiles"]),
+        .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
