@@ -1,0 +1,217 @@
+import Dispatch
+
+/// A preset and render settings compiled into the data the per-frame loop needs: the colour
+/// LUT, the grain texture and its density table, the blend weight. Compile once per change
+/// (preset, EV, intensity, seed); render every frame with a `FilmRenderer`.
+///
+/// Immutable after `init`: it owns raw buffers (freed in `deinit`) that the inner loop reads
+/// without bounds checks or reference counting, which is why it is `@unchecked Sendable`.
+public final class FilmLook: @unchecked Sendable {
+    public let preset: Preset
+    public let settings: RenderSettings
+    public let lut: ColorLUT
+    /// nil when the look has no grain (or grain is turned off).
+    public let grainTexture: GrainTexture?
+    /// Intensity in 1/256ths: 0 is the original bit for bit, 256 the full look.
+    let blendWeight: Int32
+    /// 256 × 256: output level for (input level << 8 | quantised noise).
+    let grainTable: UnsafeMutablePointer<UInt8>
+
+    /// Compiles `preset` with `settings`. A texture from an earlier look with the same grain
+    /// parameters and seed can be passed in to skip regenerating it.
+    public init(preset: Preset, settings: RenderSettings = RenderSettings(), reusing texture: GrainTexture? = nil) {
+        self.preset = preset
+        self.settings = settings
+        let reference = ReferencePipeline(preset: preset, settings: settings)
+        lut = ColorLUT { reference.color($0) }
+        let wantsGrain = settings.grainEnabled && !preset.grain.isOff
+        if wantsGrain {
+            if let texture, texture.grain == preset.grain, texture.seed == settings.grainSeed {
+                grainTexture = texture
+            } else {
+                grainTexture = GrainTexture(grain: preset.grain, seed: settings.grainSeed)
+            }
+        } else {
+            grainTexture = nil
+        }
+        blendWeight = Int32((min(max(settings.intensity, 0), 1) * 256).rounded())
+        grainTable = .allocate(capacity: 256 * 256)
+        for v in 0..<256 {
+            for q in 0..<256 {
+                let noise = (Double(q) - 127.5) / GrainTexture.quantizationScale
+                let out = GrainModel.apply(Double(v) / 255, noise: noise, preset.grain)
+                grainTable[v << 8 | q] = UInt8((out * 255).rounded())
+            }
+        }
+    }
+
+    deinit { grainTable.deallocate() }
+
+    /// The colour stages as a `.cube` LUT (what `loopix` exports for other tools).
+    public func cube() -> CubeLUT { lut.cube(title: preset.name) }
+}
+
+/// Which stages a render runs; the benchmark times them apart. `.all` is the pipeline.
+public struct RenderStages: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public static let color = RenderStages(rawValue: 1)
+    public static let vignette = RenderStages(rawValue: 2)
+    public static let grain = RenderStages(rawValue: 4)
+    public static let blend = RenderStages(rawValue: 8)
+    public static let all: RenderStages = [.color, .vignette, .grain, .blend]
+}
+
+/// A `FilmLook` prepared for one frame size (the vignette's per-axis terms and radial table).
+/// `render` allocates nothing, so it is what the preview loop calls for every frame.
+public final class FilmRenderer: @unchecked Sendable {
+    public let look: FilmLook
+    public let width: Int
+    public let height: Int
+    /// Squared normalised radius per column and per row, in 1/2^20ths (sum ≤ 2^21).
+    private let columnTerms: UnsafeMutablePointer<Int32>
+    private let rowTerms: UnsafeMutablePointer<Int32>
+    /// Mask in 1/4096ths for squared radius index (r² × 2048), 4097 entries.
+    private let vignetteTable: UnsafeMutablePointer<Int32>
+    private static let radiusShift: Int32 = 9
+    private static let vignetteEntries = 4097
+
+    public init(look: FilmLook, width: Int, height: Int) {
+        precondition(width > 0 && height > 0, "frame size must be positive")
+        self.look = look
+        self.width = width
+        self.height = height
+        let v = look.preset.vignette
+        let scales = v.axisScales(width: width, height: height)
+        columnTerms = .allocate(capacity: width)
+        rowTerms = .allocate(capacity: height)
+        for x in 0..<width {
+            let u = Preset.Vignette.axisCoordinate(x, width) * scales.x
+            columnTerms[x] = Int32((u * u * 1_048_576).rounded())
+        }
+        for y in 0..<height {
+            let u = Preset.Vignette.axisCoordinate(y, height) * scales.y
+            rowTerms[y] = Int32((u * u * 1_048_576).rounded())
+        }
+        vignetteTable = .allocate(capacity: Self.vignetteEntries)
+        for i in 0..<Self.vignetteEntries {
+            // The centre of each r² bin.
+            let r2 = (Double(i) + 0.5) / 2048
+            vignetteTable[i] = Int32((v.mask(radiusSquared: r2) * 4096).rounded())
+        }
+    }
+
+    deinit {
+        columnTerms.deallocate()
+        rowTerms.deallocate()
+        vignetteTable.deallocate()
+    }
+
+    /// Renders `source` into `destination` (each width × height × 3 bytes; they may be the
+    /// same buffer) on `threads` threads, in strips of rows. `grainFrame` picks the grain
+    /// pattern (see `GrainClock`).
+    public func render(source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
+                       grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all) {
+        let threads = max(1, min(threads, height))
+        if threads == 1 {
+            renderRows(0..<height, source: source, destination: destination, grainFrame: grainFrame, stages: stages)
+            return
+        }
+        // Strips of 16 rows dealt round-robin, so uneven rows (vignette, grain) balance out.
+        let stripRows = 16
+        let strips = (height + stripRows - 1) / stripRows
+        let src = UInt(bitPattern: source), dst = UInt(bitPattern: destination)
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            var s = t
+            while s < strips {
+                let rows = (s * stripRows)..<min((s + 1) * stripRows, height)
+                self.renderRows(rows, source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!,
+                                grainFrame: grainFrame, stages: stages)
+                s += threads
+            }
+        }
+    }
+
+    /// Renders an image in place.
+    public func render(_ image: inout RGBImage, grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all) {
+        precondition(image.width == width && image.height == height, "image is not the renderer's size")
+        image.pixels.withUnsafeMutableBufferPointer { p in
+            render(source: UnsafePointer(p.baseAddress!), destination: p.baseAddress!, grainFrame: grainFrame, threads: threads, stages: stages)
+        }
+    }
+
+    /// The inner loop: LUT → vignette → grain → blend for each pixel of `rows`.
+    func renderRows(_ rows: Range<Int>, source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
+                    grainFrame: UInt64, stages: RenderStages) {
+        let look = self.look
+        let w = look.blendWeight
+        let rowBytes = width * 3
+        if w == 0 && stages.contains(.blend) {
+            // Intensity 0: the original, bit for bit.
+            if source != UnsafePointer(destination) {
+                for y in rows { (destination + y * rowBytes).update(from: source + y * rowBytes, count: rowBytes) }
+            }
+            return
+        }
+        let useColor = stages.contains(.color)
+        let useVignette = stages.contains(.vignette) && look.preset.vignette.amount != 0
+        let texture = stages.contains(.grain) ? look.grainTexture : nil
+        let useBlend = stages.contains(.blend) && w != 256
+        let keep = 256 - w
+        let grainTable = look.grainTable
+        let seed = look.settings.grainSeed
+        let width = self.width
+        look.lut.entries.withUnsafeBufferPointer { entries in
+        look.lut.redBase.withUnsafeBufferPointer { rb in
+        look.lut.greenBase.withUnsafeBufferPointer { gb in
+        look.lut.blueBase.withUnsafeBufferPointer { bb in
+        look.lut.fraction.withUnsafeBufferPointer { fr in
+        (texture?.quantized ?? []).withUnsafeBufferPointer { tile in
+            let lut = ColorLUTView(entries: entries.baseAddress!, redBase: rb.baseAddress!, greenBase: gb.baseAddress!,
+                                   blueBase: bb.baseAddress!, fraction: fr.baseAddress!,
+                                   strideG: look.lut.gridSize, strideB: look.lut.gridSize * look.lut.gridSize)
+            for y in rows {
+                let src = source + y * rowBytes
+                let dst = destination + y * rowBytes
+                let rowTerm = rowTerms[y]
+                var x = 0
+                while x < width {
+                    let blockEnd = min((x >> GrainTexture.blockShift + 1) << GrainTexture.blockShift, width)
+                    var tileRow: UnsafePointer<UInt8>? = nil
+                    var offsetX = 0
+                    if texture != nil {
+                        let o = GrainTexture.blockOffset(seed: seed, frame: grainFrame, bx: x >> GrainTexture.blockShift,
+                                                         by: y >> GrainTexture.blockShift)
+                        tileRow = tile.baseAddress! + ((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileSize * 4
+                        offsetX = o.x
+                    }
+                    for px in x..<blockEnd {
+                        let i = px * 3
+                        let r = Int(src[i]), g = Int(src[i + 1]), b = Int(src[i + 2])
+                        var v = useColor ? lut.lookup(r, g, b) : SIMD4<Int32>(Int32(r) << 8, Int32(g) << 8, Int32(b) << 8, 0)
+                        if useVignette {
+                            let m = vignetteTable[Int((columnTerms[px] &+ rowTerm) &>> Self.radiusShift)]
+                            v = (v &* m &+ 2048) &>> 12
+                            v.replace(with: 65280, where: v .> 65280)
+                        }
+                        var o = (v &+ 128) &>> 8
+                        if let tileRow {
+                            let t = tileRow + ((px &+ offsetX) & GrainTexture.tileMask) * 4
+                            o = SIMD4(Int32(grainTable[Int(o.x) << 8 | Int(t[0])]),
+                                      Int32(grainTable[Int(o.y) << 8 | Int(t[1])]),
+                                      Int32(grainTable[Int(o.z) << 8 | Int(t[2])]), 0)
+                        }
+                        if useBlend {
+                            let original = SIMD4<Int32>(Int32(r), Int32(g), Int32(b), 0)
+                            o = (original &* keep &+ o &* w &+ 128) &>> 8
+                        }
+                        dst[i] = UInt8(truncatingIfNeeded: o.x)
+                        dst[i + 1] = UInt8(truncatingIfNeeded: o.y)
+                        dst[i + 2] = UInt8(truncatingIfNeeded: o.z)
+                    }
+                    x = blockEnd
+                }
+            }
+        }}}}}}
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+
+/// Why a user preset was rejected: the file, the field and what is allowed.
+public struct PresetError: Error, Equatable, CustomStringConvertible {
+    /// The file (or other source) the preset came from.
+    public let source: String
+    /// Dotted path of the field, e.g. "grain.amount"; empty for the document as a whole.
+    public let field: String
+    public let message: String
+
+    public init(source: String, field: String, message: String) {
+        self.source = source
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String {
+        field.isEmpty ? "\(source): \(message)" : "\(source): \(field): \(message)"
+    }
+}
+
+/// Reads user presets from JSON (schema version 1), checking every field:
+///
+/// ```json
+/// { "version": 1, "id": "my-look", "name": "My Look", "description": "…",
+///   "grade": { "exposure": 0, "temperature": 0.1, "tint": 0, "saturation": 0.9 },
+///   "curves": { "master": [0.02, 0.26, 0.52, 0.77, 0.97], "red": [...], "green": [...], "blue": [...] },
+///   "splitTone": { "shadowHue": 190, "shadowSaturation": 0.1, "highlightHue": 35, "highlightSaturation": 0.1, "balance": 0 },
+///   "fade": 0.03, "clamp": { "black": 0.01, "white": 0.98 },
+///   "vignette": { "amount": 0.2, "midpoint": 0.5, "roundness": 0.3, "feather": 0.6 },
+///   "grain": { "amount": 0.3, "size": 1.2, "roughness": 0.5, "clumping": 0.2, "monochromatic": 0.3,
+///              "gaussian": 1, "simplex": 0.15, "worley": 0.3 },
+///   "cube": "my-look.cube" }
+/// ```
+/// Every section and field but `version`, `id` and `name` is optional (defaults: no change).
+/// Unknown fields are errors, so a typo never passes silently. `cube` names a `.cube` file
+/// (relative to the preset's directory) whose LUT replaces grade, curves and split toning.
+public enum PresetParser {
+    public struct Range: Sendable {
+        public let lower: Double
+        public let upper: Double
+    }
+
+    /// The allowed range of every numeric field, by dotted path.
+    public static let ranges: [String: Range] = [
+        "grade.exposure": Range(lower: -2, upper: 2), "grade.temperature": Range(lower: -1, upper: 1),
+        "grade.tint": Range(lower: -1, upper: 1), "grade.saturation": Range(lower: 0, upper: 2),
+        "splitTone.shadowHue": Range(lower: 0, upper: 360), "splitTone.shadowSaturation": Range(lower: 0, upper: 1),
+        "splitTone.highlightHue": Range(lower: 0, upper: 360), "splitTone.highlightSaturation": Range(lower: 0, upper: 1),
+        "splitTone.balance": Range(lower: -1, upper: 1),
+        "fade": Range(lower: 0, upper: 0.3),
+        "clamp.black": Range(lower: 0, upper: 0.5), "clamp.white": Range(lower: 0.5, upper: 1),
+        "vignette.amount": Range(lower: -1, upper: 1), "vignette.midpoint": Range(lower: 0, upper: 1.5),
+        "vignette.roundness": Range(lower: 0, upper: 1), "vignette.feather": Range(lower: 0, upper: 1),
+        "grain.amount": Range(lower: 0, upper: 1), "grain.size": Range(lower: 0.5, upper: 4),
+        "grain.roughness": Range(lower: 0, upper: 1), "grain.clumping": Range(lower: 0, upper: 1),
+        "grain.monochromatic": Range(lower: 0, upper: 1), "grain.gaussian": Range(lower: 0, upper: 1),
+        "grain.simplex": Range(lower: 0, upper: 1), "grain.worley": Range(lower: 0, upper: 1),
+    ]
+
+    /// Parses one preset. `loadCube` reads the text of the `.cube` file a preset names
+    /// (the caller resolves the path and does the I/O); its errors are reported as the `cube` field's.
+    public static func parse(_ data: Data, source: String,
+                             loadCube: (String) throws -> String = { _ in throw CocoaError(.fileNoSuchFile) }) throws(PresetError) -> Preset {
+        func fail(_ field: String, _ message: String) -> PresetError {
+            PresetError(source: source, field: field, message: message)
+        }
+        let root: [String: Any]
+        do {
+            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw fail("", "not a JSON object")
+            }
+            root = object
+        } catch let error as PresetError {
+            throw error
+        } catch {
+            throw fail("", "not valid JSON (\(Self.reason(error)))")
+        }
+        var reader = Reader(root: root, fail: fail)
+        let version = try reader.integer("version")
+        guard version == Preset.currentVersion else {
+            throw fail("version", "\(version) is not supported (this Loopix reads version \(Preset.currentVersion))")
+        }
+        let id = try reader.string("id")
+        guard (1...32).contains(id.count), id.allSatisfy({ ($0.isASCII && ($0.isLowercase || $0.isNumber)) || $0 == "-" }) else {
+            throw fail("id", "\"\(id)\" must be 1 to 32 characters of a–z, 0–9 and -")
+        }
+        guard BuiltinPresets.named(id) == nil else {
+            throw fail("id", "\"\(id)\" is the id of a built-in preset; choose another")
+        }
+        let name = try reader.string("name")
+        guard (1...48).contains(name.count) else { throw fail("name", "must be 1 to 48 characters") }
+        let description = try reader.optionalString("description") ?? "User preset"
+
+        var preset = Preset(id: id, name: name, tier: .pro, category: .user, description: description)
+        try reader.section("grade") { r throws(PresetError) in
+            preset.grade.exposure = try r.number("exposure", default: 0)
+            preset.grade.temperature = try r.number("temperature", default: 0)
+            preset.grade.tint = try r.number("tint", default: 0)
+            preset.grade.saturation = try r.number("saturation", default: 1)
+        }
+        try reader.section("curves") { r throws(PresetError) in
+            preset.curves.master = try r.curve("master")
+            preset.curves.red = try r.curve("red")
+            preset.curves.green = try r.curve("green")
+            preset.curves.blue = try r.curve("blue")
+        }
+        try reader.section("splitTone") { r throws(PresetError) in
+            preset.splitTone.shadowHue = try r.number("shadowHue", default: 0)
+            preset.splitTone.shadowSaturation = try r.number("shadowSaturation", default: 0)
+            preset.splitTone.highlightHue = try r.number("highlightHue", default: 0)
+            preset.splitTone.highlightSaturation = try r.number("highlightSaturation", default: 0)
+            preset.splitTone.balance = try r.number("balance", default: 0)
+        }
+        preset.fade = try reader.number("fade", default: 0)
+        try reader.section("clamp") { r throws(PresetError) in
+            preset.clamp.black = try r.number("black", default: 0)
+            preset.clamp.white = try r.number("white", default: 1)
+        }
+        try reader.section("vignette") { r throws(PresetError) in
+            preset.vignette.amount = try r.number("amount", default: 0)
+            preset.vignette.midpoint = try r.number("midpoint", default: 0.5)
+            preset.vignette.roundness = try r.number("roundness", default: 0)
+            preset.vignette.feather = try r.number("feather", default: 0.5)
+        }
+        try reader.section("grain") { r throws(PresetError) in
+            let d = Preset.Grain()
+            preset.grain.amount = try r.number("amount", default: d.amount)
+            preset.grain.size = try r.number("size", default: d.size)
+            preset.grain.roughness = try r.number("roughness", default: d.roughness)
+            preset.grain.clumping = try r.number("clumping", default: d.clumping)
+            preset.grain.monochromatic = try r.number("monochromatic", default: d.monochromatic)
+            preset.grain.gaussian = try r.number("gaussian", default: d.gaussian)
+            preset.grain.simplex = try r.number("simplex", default: d.simplex)
+            preset.grain.worley = try r.number("worley", default: d.worley)
+        }
+        if let cubePath = try reader.optionalString("cube") {
+            let text: String
+            do { text = try loadCube(cubePath) } catch {
+                throw fail("cube", "cannot read \(cubePath): \(Self.reason(error))")
+            }
+            do { preset.colorLUT = try CubeLUT(parsing: text) } catch {
+                throw fail("cube", "\(cubePath): \(error.description)")
+            }
+        }
+        guard preset.clamp.white > preset.clamp.black else {
+            throw fail("clamp.white", "must be above clamp.black")
+        }
+        try reader.rejectUnknown()
+        return preset
+    }
+
+    private static func reason(_ error: Error) -> String {
+        if let error = error as? CocoaError, let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
+            return underlying.localizedDescription
+        }
+        return String(describing: error)
+    }
+
+    /// Walks one JSON object, remembering which keys were read so unknown ones can be named.
+    private struct Reader {
+        let object: [String: Any]
+        let prefix: String
+        let fail: (String, String) -> PresetError
+        var seen: Set<String> = []
+
+        init(root: [String: Any], prefix: String = "", fail: @escaping (String, String) -> PresetError) {
+            object = root
+            self.prefix = prefix
+            self.fail = fail
+        }
+
+        func path(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix).\(key)" }
+
+        mutating func value(_ key: String) -> Any? {
+            seen.insert(key)
+            return object[key]
+        }
+
+        mutating func string(_ key: String) throws(PresetError) -> String {
+            guard let s = try optionalString(key) else { throw fail(path(key), "is missing") }
+            return s
+        }
+
+        mutating func optionalString(_ key: String) throws(PresetError) -> String? {
+            guard let v = value(key) else { return nil }
+            guard let s = v as? String else { throw fail(path(key), "must be a string") }
+            return s
+        }
+
+        mutating func integer(_ key: String) throws(PresetError) -> Int {
+            guard let v = value(key) else { throw fail(path(key), "is missing") }
+            guard !(v is Bool), let n = v as? NSNumber, n.doubleValue == n.doubleValue.rounded() else {
+                throw fail(path(key), "must be a whole number")
+            }
+            return n.intValue
+        }
+
+        mutating func number(_ key: String, default fallback: Double) throws(PresetError) -> Double {
+            guard let v = value(key) else { return fallback }
+            let p = path(key)
+            guard !(v is Bool), let n = v as? NSNumber, n.doubleValue.isFinite else { throw fail(p, "must be a number") }
+            let x = n.doubleValue
+            if let range = PresetParser.ranges[p], !(range.lower...range.upper).contains(x) {
+                throw fail(p, "\(Self.format(x)) is out of range (allowed \(Self.format(range.lower))…\(Self.format(range.upper)))")
+            }
+            return x
+        }
+
+        mutating func curve(_ key: String) throws(PresetError) -> ToneCurve {
+            guard let v = value(key) else { return .identity }
+            let p = path(key)
+            guard let array = v as? [Any], array.count == 5 else {
+                throw fail(p, "must be 5 numbers (shadows, darks, midtones, lights, highlights)")
+            }
+            var points: [Double] = []
+            for (i, element) in array.enumerated() {
+                guard !(element is Bool), let n = element as? NSNumber, (0...1).contains(n.doubleValue) else {
+                    throw fail("\(p)[\(i)]", "must be a number from 0 to 1")
+                }
+                if let last = points.last, n.doubleValue < last {
+                    throw fail("\(p)[\(i)]", "\(Self.format(n.doubleValue)) is below the point before it; a tone curve must not fall")
+                }
+                points.append(n.doubleValue)
+            }
+            return ToneCurve(points: points)
+        }
+
+        mutating func section(_ key: String, _ body: (inout Reader) throws(PresetError) -> Void) throws(PresetError) {
+            guard let v = value(key) else { return }
+            guard let object = v as? [String: Any] else { throw fail(path(key), "must be an object") }
+            var reader = Reader(root: object, prefix: path(key), fail: fail)
+            try body(&reader)
+            try reader.rejectUnknown()
+        }
+
+        func rejectUnknown() throws(PresetError) {
+            if let unknown = object.keys.filter({ !seen.contains($0) }).sorted().first {
+                throw fail(path(unknown), "unknown field")
+            }
+        }
+
+        static func format(_ x: Double) -> String {
+            x == x.rounded() && abs(x) < 1e9 ? String(Int(x)) : String(x)
+        }
+    }
+}
