@@ -47,7 +47,7 @@ public struct Canvas: Sendable {
     public mutating func strokeRect(_ rect: Rect, color: Color, width: Int = 1, opacity: Double = 1) {
         let alpha = Canvas.alpha(opacity)
         guard alpha > 0, !rect.isEmpty, width > 0 else { return }
-        let t = min(width, (rect.width + 1) / 2, (rect.height + 1) / 2)
+        let t = min(width, rect.width / 2 + rect.width & 1, rect.height / 2 + rect.height & 1)
         let x0 = rect.x, y0 = rect.y, x1 = rect.maxX, y1 = rect.maxY
         let innerY0 = saturatingAdd(y0, t), innerY1 = max(innerY0, saturatingAdd(y1, -t))
         withPixels { p in
@@ -68,22 +68,21 @@ public struct Canvas: Sendable {
         guard alpha > 0, width > 0 else { return }
         let w = min(width, 1 << 16)
         let before = (w - 1) / 2
-        if a.y == b.y {
-            fill(Rect(x: min(a.x, b.x), y: saturatingAdd(a.y, -before),
-                      width: saturatingAdd(saturatingAdd(max(a.x, b.x), 1), -min(a.x, b.x)), height: w),
-                 color: color, opacity: opacity)
-            return
-        }
-        if a.x == b.x {
-            fill(Rect(x: saturatingAdd(a.x, -before), y: min(a.y, b.y),
-                      width: w, height: saturatingAdd(saturatingAdd(max(a.y, b.y), 1), -min(a.y, b.y))),
-                 color: color, opacity: opacity)
+        if a.y == b.y || a.x == b.x {
+            // Axis-aligned: a rectangle. Clamp the long side first (exact, and no overflow).
+            let x0 = max(min(a.x, b.x), -1), x1 = min(max(a.x, b.x), image.width)
+            let y0 = max(min(a.y, b.y), -1), y1 = min(max(a.y, b.y), image.height)
+            guard x0 <= x1, y0 <= y1 else { return }
+            let rect = a.y == b.y
+                ? Rect(x: x0, y: saturatingAdd(a.y, -before), width: x1 - x0 + 1, height: w)
+                : Rect(x: saturatingAdd(a.x, -before), y: y0, width: w, height: y1 - y0 + 1)
+            fill(rect, color: color, opacity: opacity)
             return
         }
         // Span across the major axis that gives a perpendicular thickness of `w`.
         let fdx = Double(b.x) - Double(a.x), fdy = Double(b.y) - Double(a.y)
         let major = max(abs(fdx), abs(fdy))
-        let span = w == 1 ? 1 : max(1, Int((Double(w) * (fdx * fdx + fdy * fdy).squareRoot() / major).rounded()))
+        let span = w == 1 ? 1 : max(1, roundToInt(Double(w) * squareRoot(fdx * fdx + fdy * fdy) / major))
         // Clip to the image grown by the span so that huge coordinates cost nothing.
         let margin = Double(span + 1)
         guard let (p0, p1) = Canvas.clipSegment(
@@ -118,7 +117,7 @@ public struct Canvas: Sendable {
     static func alpha(_ opacity: Double) -> Int {
         guard opacity > 0 else { return 0 }
         guard opacity < 1 else { return 256 }
-        return Int((opacity * 256).rounded())
+        return roundToInt(opacity * 256)
     }
 
     /// Liang–Barsky: the part of a segment inside a box, with integer end points.
@@ -142,9 +141,7 @@ public struct Canvas: Sendable {
         }
         guard t0 <= t1 else { return nil }
         func point(_ t: Double) -> Point {
-            let x = min(max((x0 + t * dx).rounded(), minX), maxX)
-            let y = min(max((y0 + t * dy).rounded(), minY), maxY)
-            return Point(x: Int(x), y: Int(y))
+            Point(x: roundToInt(min(max(x0 + t * dx, minX), maxX)), y: roundToInt(min(max(y0 + t * dy, minY), maxY)))
         }
         return (inside0 ? Point(x: Int(x0), y: Int(y0)) : point(t0), inside1 ? Point(x: Int(x1), y: Int(y1)) : point(t1))
     }

@@ -92,7 +92,9 @@ public struct Rect: Sendable, Hashable {
 
     /// Shrinks (positive) or grows (negative) the rectangle on every side.
     public func insetBy(dx: Int, dy: Int) -> Rect {
-        Rect(x: x + dx, y: y + dy, width: width - 2 * dx, height: height - 2 * dy)
+        Rect(x: saturatingAdd(x, dx), y: saturatingAdd(y, dy),
+             width: saturatingAdd(width, -saturatingMultiply(2, dx)),
+             height: saturatingAdd(height, -saturatingMultiply(2, dy)))
     }
 
     /// The largest rectangle with the aspect ratio `width : height` that fits inside this one,
@@ -100,10 +102,10 @@ public struct Rect: Sendable, Hashable {
     public func aspectFit(width w: Int, height h: Int) -> Rect {
         guard w > 0, h > 0, !isEmpty else { return Rect(x: x, y: y, width: 0, height: 0) }
         var fw = width
-        var fh = Int((Double(width) * Double(h) / Double(w)).rounded())
+        var fh = roundToInt(Double(width) * Double(h) / Double(w))
         if fh > height {
             fh = height
-            fw = Int((Double(height) * Double(w) / Double(h)).rounded())
+            fw = roundToInt(Double(height) * Double(w) / Double(h))
         }
         fw = Swift.max(1, Swift.min(fw, width))
         fh = Swift.max(1, Swift.min(fh, height))
@@ -123,4 +125,25 @@ func saturatingMultiply(_ a: Int, _ b: Int) -> Int {
     let (product, overflow) = a.multipliedReportingOverflow(by: b)
     if overflow { return (a < 0) == (b < 0) ? Int.max : Int.min }
     return product
+}
+
+// Rounding and square roots without libm: the module imports nothing from C (not even Glibc),
+// and debug builds would otherwise call `round`/`sqrt` from a library nobody links.
+
+/// `x` rounded half away from zero; `x` must be finite and well inside the range of `Int`.
+@inline(__always)
+func roundToInt(_ x: Double) -> Int {
+    x >= 0 ? Int(x + 0.5) : -Int(-x + 0.5)
+}
+
+/// √x for finite x ≥ 0 by Newton's method (ample precision for pixel geometry).
+func squareRoot(_ x: Double) -> Double {
+    guard x > 0 else { return 0 }
+    var r = x > 1 ? x / 2 : 1
+    for _ in 0 ..< 64 {
+        let next = (r + x / r) / 2
+        if next >= r { break }
+        r = next
+    }
+    return r
 }
