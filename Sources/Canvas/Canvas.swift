@@ -131,14 +131,14 @@ public struct Canvas: Sendable {
         }
         let dx = x1 - x0, dy = y1 - y0
         var t0 = 0.0, t1 = 1.0
-        for (p, q) in [(-dx, x0 - minX), (dx, maxX - x0), (-dy, y0 - minY), (dy, maxY - y0)] {
-            if p == 0 {
-                if q < 0 { return nil }
-            } else {
-                let r = q / p
-                if p < 0 { t0 = max(t0, r) } else { t1 = min(t1, r) }
-            }
+        // One edge: p is the segment's direction against it, q the start's distance inside.
+        func clip(_ p: Double, _ q: Double) -> Bool {
+            if p == 0 { return q >= 0 }
+            let r = q / p
+            if p < 0 { t0 = max(t0, r) } else { t1 = min(t1, r) }
+            return true
         }
+        guard clip(-dx, x0 - minX), clip(dx, maxX - x0), clip(-dy, y0 - minY), clip(dy, maxY - y0) else { return nil }
         guard t0 <= t1 else { return nil }
         func point(_ t: Double) -> Point {
             Point(x: roundToInt(min(max(x0 + t * dx, minX), maxX)), y: roundToInt(min(max(y0 + t * dy, minY), maxY)))
