@@ -44,8 +44,8 @@ extension Canvas {
         let inkWidth = max(0, w - (BitmapFont.cellWidth - BitmapFont.glyphWidth) * s)
         let h = BitmapFont.height(of: text, scale: s)
         let inkHeight = max(0, h - BitmapFont.descent * s)
-        let x = saturatingAdd(rect.x, (rect.width - inkWidth) / 2)
-        let y = saturatingAdd(rect.y, (rect.height - inkHeight) / 2)
+        let x = saturatingAdd(rect.x, saturatingAdd(rect.width, -inkWidth) / 2)
+        let y = saturatingAdd(rect.y, saturatingAdd(rect.height, -inkHeight) / 2)
         draw(text: text, at: Point(x: x, y: y), scale: s, color: color, style: style)
         return Rect(x: x, y: y, width: w, height: h)
     }

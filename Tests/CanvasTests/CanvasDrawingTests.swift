@@ -163,6 +163,8 @@ final class CanvasDrawingTests: XCTestCase {
         let minY = lit.map(\.y).min()!, maxY = lit.map(\.y).max()!
         XCTAssertEqual(Double(minX - rect.x), Double(rect.maxX - 1 - maxX), accuracy: 1)
         XCTAssertEqual(Double(minY - rect.y), Double(rect.maxY - 1 - maxY), accuracy: 1)
+        canvas.draw(text: "Storage full", centeredIn: Rect(x: Int.min, y: Int.min, width: Int.min, height: Int.max), scale: 3)
+        canvas.draw(text: "Storage full", centeredIn: Rect(x: Int.max, y: 0, width: Int.max, height: -5), scale: 3)
     }
 
     func testBlitClipsAndCopies() {
