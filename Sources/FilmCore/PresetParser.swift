@@ -190,7 +190,7 @@ public enum PresetParser {
 
         mutating func integer(_ key: String) throws(PresetError) -> Int {
             guard let v = value(key) else { throw fail(path(key), "is missing") }
-            guard !(v is Bool), let n = v as? NSNumber, n.doubleValue == n.doubleValue.rounded() else {
+            guard let n = Self.numeric(v), n.doubleValue == n.doubleValue.rounded() else {
                 throw fail(path(key), "must be a whole number")
             }
             return n.intValue
@@ -199,7 +199,7 @@ public enum PresetParser {
         mutating func number(_ key: String, default fallback: Double) throws(PresetError) -> Double {
             guard let v = value(key) else { return fallback }
             let p = path(key)
-            guard !(v is Bool), let n = v as? NSNumber, n.doubleValue.isFinite else { throw fail(p, "must be a number") }
+            guard let n = Self.numeric(v), n.doubleValue.isFinite else { throw fail(p, "must be a number") }
             let x = n.doubleValue
             if let range = PresetParser.ranges[p], !(range.lower...range.upper).contains(x) {
                 throw fail(p, "\(Self.format(x)) is out of range (allowed \(Self.format(range.lower))…\(Self.format(range.upper)))")
@@ -215,7 +215,7 @@ public enum PresetParser {
             }
             var points: [Double] = []
             for (i, element) in array.enumerated() {
-                guard !(element is Bool), let n = element as? NSNumber, (0...1).contains(n.doubleValue) else {
+                guard let n = Self.numeric(element), (0...1).contains(n.doubleValue) else {
                     throw fail("\(p)[\(i)]", "must be a number from 0 to 1")
                 }
                 if let last = points.last, n.doubleValue < last {
@@ -238,6 +238,12 @@ public enum PresetParser {
             if let unknown = object.keys.filter({ !seen.contains($0) }).sorted().first {
                 throw fail(path(unknown), "unknown field")
             }
+        }
+
+        /// A JSON number (not a boolean, which Foundation also hands over as an NSNumber).
+        static func numeric(_ v: Any) -> NSNumber? {
+            guard let n = v as? NSNumber, String(cString: n.objCType) != "c" else { return nil }
+            return n
         }
 
         static func format(_ x: Double) -> String {
