@@ -1,1 +1,4 @@
-print("loopix")
+import Foundation
+import LoopixTool
+
+exit(LoopixCommand.main(Array(CommandLine.arguments.dropFirst())))

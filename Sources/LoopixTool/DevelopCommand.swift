@@ -1,0 +1,172 @@
+import FilmCore
+import Foundation
+import ImageFiles
+
+/// `loopix develop`: applies a look to existing photos.
+public enum DevelopCommand {
+    public static let help = """
+    Usage: loopix develop IN... [-p PRESET] [-i INTENSITY] [--ev EV] [--grain-seed N]
+                          [-o OUT | --out-dir DIR] [--format heic|jpeg|png] [--force]
+                          [--quality Q] [--x265-preset NAME] [--presets-dir DIR] [--threads N]
+
+    Develops JPEG, PNG or HEIC photos with a film look and saves them (HEIC in Display P3 by default).
+
+      -p, --preset PRESET    look to apply (default: portra; see `loopix presets`)
+      -i, --intensity N      strength of the look, 0–100 % (default: 100)
+          --ev EV            exposure compensation in stops, -3…3 (default: 0)
+          --grain-seed N     seed of the grain pattern (default: fixed, so results repeat)
+      -o, --output OUT       output file (one input only); its extension picks the format
+          --out-dir DIR      write outputs here, named after the inputs
+          --format FORMAT    heic, jpeg or png (default: from OUT, else heic)
+          --force            replace existing output files (never done otherwise)
+          --quality Q        HEIC/JPEG quality 1–100 (default: 90 for HEIC, 92 for JPEG)
+          --x265-preset NAME HEIC encoder speed: ultrafast … placebo (default: ultrafast)
+          --presets-dir DIR  user presets (default: $LOOPIX_PRESETS or ~/.config/loopix/presets)
+          --threads N        render threads (default: all cores)
+
+    Without -o or --out-dir, IMG.jpg is saved beside itself as IMG-PRESET.heic.
+    A file that fails is reported and counted; the others go on. Exit status 1 if any failed.
+    """
+
+    public struct Options: Sendable {
+        public var inputs: [String] = []
+        public var presetID = "portra"
+        public var intensity = 1.0
+        public var ev = 0.0
+        public var grainSeed: UInt64 = RenderSettings().grainSeed
+        public var output: String?
+        public var outputDirectory: String?
+        public var format: ImageFormat?
+        public var force = false
+        public var quality: Int?
+        public var x265Preset = HEICOptions().x265Preset
+        public var presetsDirectory: String? = PresetLibrary.defaultDirectory
+        public var threads = ProcessInfo.processInfo.activeProcessorCount
+    }
+
+    public static func parse(_ words: [String]) throws(ToolError) -> Options {
+        let args = try Arguments(words, valued: [
+            "-p": "preset", "--preset": "preset", "-i": "intensity", "--intensity": "intensity", "--ev": "ev",
+            "--grain-seed": "seed", "-o": "output", "--output": "output", "--out-dir": "outdir", "--format": "format",
+            "--quality": "quality", "--x265-preset": "x265", "--presets-dir": "presets", "--threads": "threads",
+        ], flags: ["--force": "force", "-f": "force"])
+        var o = Options()
+        o.inputs = args.operands
+        guard !o.inputs.isEmpty else { throw .usage("develop: no input photos given") }
+        if let p = args.value("preset") { o.presetID = p }
+        if let i = try args.double("intensity", in: 0...100) { o.intensity = i / 100 }
+        if let ev = try args.double("ev", in: -3...3) { o.ev = ev }
+        if let seed = try args.integer("seed", as: UInt64.self) { o.grainSeed = seed }
+        o.output = args.value("output")
+        o.outputDirectory = args.value("outdir")
+        if o.output != nil && o.outputDirectory != nil { throw .usage("develop: give -o or --out-dir, not both") }
+        if o.output != nil && o.inputs.count > 1 { throw .usage("develop: -o takes one input; use --out-dir for several") }
+        if let f = args.value("format") {
+            guard let format = ImageFormat(pathExtension: f) else { throw .usage("--format must be heic, jpeg or png, not \"\(f)\"") }
+            o.format = format
+        } else if let out = o.output {
+            let ext = (out as NSString).pathExtension
+            guard let format = ImageFormat(pathExtension: ext) else {
+                throw .usage("\(out): unknown output extension \".\(ext)\" (use .heic, .jpg or .png, or --format)")
+            }
+            o.format = format
+        }
+        if let q = try args.integer("quality") {
+            guard (1...100).contains(q) else { throw .usage("--quality must be from 1 to 100") }
+            o.quality = q
+        }
+        if let x = args.value("x265") { o.x265Preset = x }
+        if let dir = args.value("presets") { o.presetsDirectory = dir }
+        if let t = try args.integer("threads") {
+            guard (1...256).contains(t) else { throw .usage("--threads must be from 1 to 256") }
+            o.threads = t
+        }
+        o.force = args.flag("force")
+        return o
+    }
+
+    /// Develops every input; returns how many failed. Progress and failures go to `log`.
+    public static func run(_ o: Options, log: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) throws(ToolError) -> Int {
+        let library = try PresetLibrary(directory: o.presetsDirectory, required: o.presetsDirectory != PresetLibrary.defaultDirectory)
+        for problem in library.problems { log("loopix: warning: \(problem)") }
+        let preset = try library.preset(o.presetID)
+        let look = FilmLook(preset: preset, settings: RenderSettings(ev: o.ev, intensity: o.intensity, grainSeed: o.grainSeed))
+        let format = o.format ?? .heic
+        var heic = HEICOptions(x265Preset: o.x265Preset)
+        if let q = o.quality { heic.quality = Double(q) / 100 }
+        let jpegQuality = o.quality ?? 92
+        if let dir = o.outputDirectory {
+            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+                throw ToolError("\(dir): cannot create output directory (\(PresetLibrary.reason(error)))")
+            }
+        }
+        let progress = ProgressBar(total: o.inputs.count, enabled: o.inputs.count > 1 && isatty(STDERR_FILENO) == 1)
+        var renderer: FilmRenderer?
+        var failed = 0
+        for (index, input) in o.inputs.enumerated() {
+            progress.show(done: index, current: input)
+            let output = outputPath(for: input, options: o, preset: preset, format: format)
+            do {
+                if !o.force && FileManager.default.fileExists(atPath: output) {
+                    throw ToolError("\(output): already exists (use --force to replace it)")
+                }
+                var image = try ImageReader.read(path: input)
+                if renderer?.width != image.width || renderer?.height != image.height {
+                    renderer = FilmRenderer(look: look, width: image.width, height: image.height)
+                }
+                renderer!.render(&image, grainFrame: 0, threads: o.threads)
+                let metadata = PhotoMetadata(date: Date(), presetName: preset.name)
+                try ImageWriter.write(image, to: output, format: format, metadata: metadata, heic: heic,
+                                      jpegQuality: jpegQuality, replace: o.force)
+            } catch {
+                failed += 1
+                progress.clear()
+                log("loopix: \(error)")
+            }
+        }
+        progress.finish()
+        if o.inputs.count > 1 {
+            log("developed \(o.inputs.count - failed) of \(o.inputs.count) with \(preset.name)" + (failed > 0 ? " (\(failed) failed)" : ""))
+        }
+        return failed
+    }
+
+    static func outputPath(for input: String, options o: Options, preset: Preset, format: ImageFormat) -> String {
+        if let out = o.output { return out }
+        let name = ((input as NSString).lastPathComponent as NSString).deletingPathExtension
+        if let dir = o.outputDirectory { return dir + "/" + name + "." + format.fileExtension }
+        let dir = (input as NSString).deletingLastPathComponent
+        let file = "\(name)-\(preset.id).\(format.fileExtension)"
+        return dir.isEmpty ? file : dir + "/" + file
+    }
+}
+
+/// A one-line progress bar on standard error, redrawn in place.
+final class ProgressBar {
+    let total: Int
+    let enabled: Bool
+
+    init(total: Int, enabled: Bool) {
+        self.total = total
+        self.enabled = enabled
+    }
+
+    func show(done: Int, current: String) {
+        guard enabled else { return }
+        let width = 24
+        let filled = total == 0 ? width : done * width / total
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        let name = (current as NSString).lastPathComponent
+        write("\r\u{1B}[K[\(bar)] \(done)/\(total) \(name)")
+    }
+
+    func clear() { if enabled { write("\r\u{1B}[K") } }
+
+    func finish() {
+        guard enabled else { return }
+        show(done: total, current: "")
+        write("\n")
+    }
+
+    private func write(_ s: String) { FileHandle.standardError.write(Data(s.utf8)) }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The `loopix` command: subcommands, help, and one-line errors with an exit status.
+public enum LoopixCommand {
+    public static let help = """
+    Usage: loopix COMMAND [OPTIONS]
+
+    Film looks for photos, from the Loopix camera firmware.
+
+    Commands:
+      develop        apply a film look to JPEG, PNG or HEIC photos
+      presets        list the looks (or export one as a .cube LUT)
+      contact-sheet  one photo under every look, labelled, in a grid
+      bench          measure the engine against ffmpeg, heif-enc and memcpy
+
+    `loopix COMMAND --help` tells more.
+    """
+
+    /// Runs `arguments` (without the program name) and returns the exit status.
+    public static func main(_ arguments: [String]) -> Int32 {
+        guard let command = arguments.first else {
+            print(help)
+            return 2
+        }
+        let rest = Array(arguments.dropFirst())
+        let wantsHelp = rest.contains("--help") || rest.contains("-h")
+        do {
+            switch command {
+            case "--help", "-h", "help":
+                print(help)
+            case "develop":
+                if wantsHelp { print(DevelopCommand.help); return 0 }
+                return try DevelopCommand.run(DevelopCommand.parse(rest)) == 0 ? 0 : 1
+            case "presets":
+                if wantsHelp { print(PresetsCommand.help); return 0 }
+                try PresetsCommand.run(rest)
+            case "contact-sheet":
+                if wantsHelp { print(ContactSheetCommand.help); return 0 }
+                try ContactSheetCommand.run(rest)
+            case "bench":
+                if wantsHelp { print(BenchCommand.help); return 0 }
+                try BenchCommand.run(rest)
+            default:
+                throw ToolError.usage("unknown command \"\(command)\" (try loopix --help)")
+            }
+            return 0
+        } catch let error as ToolError {
+            FileHandle.standardError.write(Data("loopix: \(error.message)\n".utf8))
+            return error.status
+        } catch {
+            FileHandle.standardError.write(Data("loopix: \(error)\n".utf8))
+            return 1
+        }
+    }
+}

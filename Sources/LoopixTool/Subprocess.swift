@@ -1,0 +1,54 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs another program (for the benchmark's comparisons) and measures it: wall time and the
+/// child's own peak resident memory from wait4(2), which counts that child alone.
+enum Subprocess {
+    struct Result {
+        let status: Int32
+        let seconds: Double
+        /// Peak resident set size in bytes.
+        let peakRSS: Int
+    }
+
+    /// Finds `name` on $PATH.
+    static func find(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") {
+            let candidate = "\(dir)/\(name)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
+    /// Runs `executable` with `arguments`, standard input and output on /dev/null, standard
+    /// error to /dev/null too unless `keepStderr`.
+    static func run(_ executable: String, _ arguments: [String], keepStderr: Bool = false) throws(ToolError) -> Result {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        if !keepStderr { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        let rc = argv.withUnsafeBufferPointer { p in
+            posix_spawn(&pid, executable, &actions, nil, p.baseAddress, environ)
+        }
+        guard rc == 0 else { throw ToolError("\(executable): cannot start (\(String(cString: strerror(rc))))") }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw ToolError("\(executable): wait4 failed (\(String(cString: strerror(errno))))") }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        // WIFEXITED / WEXITSTATUS, which Swift does not import as macros.
+        let exited = (status & 0x7f) == 0
+        return Result(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), seconds: seconds,
+                      peakRSS: Int(usage.ru_maxrss) * 1024)
+    }
+}

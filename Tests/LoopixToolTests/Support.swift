@@ -1,0 +1,58 @@
+import Foundation
+import XCTest
+import FilmCore
+import ImageFiles
+
+/// Paths and fixtures shared by the tool's tests.
+enum Fixtures {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    static let samples = packageRoot + "/../shared/samples"
+
+    /// A sample photo, or a skip that says why (a user's fresh clone has no ../shared).
+    static func sample(_ name: String) throws -> String {
+        let path = samples + "/" + name
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw XCTSkip("sample photo \(path) not found (../shared/samples is only beside the project's own checkouts)")
+        }
+        return path
+    }
+
+    /// The `loopix` executable that `swift build` put next to the test bundle.
+    static var loopix: String {
+        let candidates = [".build/debug/loopix", ".build/release/loopix"].map { packageRoot + "/" + $0 }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }
+
+    static func temporaryDirectory() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("loopix-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    /// A smooth, colourful test photo written as PNG.
+    static func writePhoto(_ path: String, width: Int = 96, height: Int = 64) throws {
+        var image = RGBImage(width: width, height: height)
+        for y in 0..<height {
+            for x in 0..<width {
+                image[x, y] = SIMD3(UInt8(x * 255 / width), UInt8(y * 255 / height), UInt8((x + y) * 127 / (width + height)))
+            }
+        }
+        try ImageWriter.write(image, to: path, format: .png, replace: true)
+    }
+
+    /// Runs the `loopix` executable; returns exit status and standard error.
+    static func run(_ arguments: [String]) throws -> (status: Int32, stderr: String, stdout: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: loopix)
+        process.arguments = arguments
+        let err = Pipe(), out = Pipe()
+        process.standardError = err
+        process.standardOutput = out
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stderr, as: UTF8.self), String(decoding: stdout, as: UTF8.self))
+    }
+}
