@@ -29,9 +29,13 @@ let package = Package(
         systemLibrary("CPng", pkgConfig: "libpng", apt: ["libpng-dev"]),
         // Linux system calls that Glibc's Swift overlay does not import (renameat2).
         .target(name: "CLoopixSys"),
+        // setjmp-guarded C helpers for libjpeg and libpng's classic API (their error handlers
+        // longjmp, which must never cross Swift frames). Used only by ImageFiles.
+        .target(name: "CImageShim", dependencies: ["CJpeg", "CPng"],
+                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]),
 
         // Photo files: HEIC (libheif), JPEG, PNG, EXIF, ICC; atomic writes.
-        .target(name: "ImageFiles", dependencies: ["FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CLoopixSys"]),
+        .target(name: "ImageFiles", dependencies: ["FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys"]),
 
         // The `loopix` command's logic (develop, presets, contact sheet, bench), testable as a library.
         .target(name: "LoopixTool", dependencies: ["FilmCore", "Canvas", "ImageFiles"]),
