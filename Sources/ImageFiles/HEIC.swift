@@ -75,7 +75,9 @@ enum HEICCodec {
         do {
             // The YCbCr image lives only until it is encoded.
             let ycc = try makeYCbCr(image, transform: toP3, path: path)
-            try ycc.setNCLX(primaries: 12, transfer: 13, matrix: 6, fullRange: true, path: path)
+            // P3-D65 primaries, sRGB transfer, BT.601 matrix (as computed in makeYCbCr), full range.
+            let nclx = try HeifNCLX(primaries: 12, transfer: 13, matrix: 6, fullRange: true, path: path)
+            try ycc.setNCLX(nclx, path: path)
             try check(p3.withUnsafeBytes { heif_image_set_raw_color_profile(ycc.pointer, "prof", $0.baseAddress, $0.count) },
                       path: path, encoding: true, doing: "attaching the ICC profile")
 
@@ -85,15 +87,22 @@ enum HEICCodec {
             try check(heif_encoder_set_parameter_string(encoder.pointer, "preset", options.x265Preset),
                       path: path, encoding: true, doing: "setting x265 preset")
             let encodingOptions = try HeifEncodingOptions(path: path)
+            // Both colr boxes (ICC and nclx). libheif writes the nclx box from output_nclx_profile.
             encodingOptions.pointer.pointee.save_two_colr_boxes_when_ICC_and_nclx_available = 1
+            encodingOptions.pointer.pointee.output_nclx_profile = nclx.pointer
+            // libheif 1.15 defaults this to true, which drops the nclx box entirely (older
+            // macOS/iOS releases were reported to mis-read nclx). We want nclx.
+            encodingOptions.pointer.pointee.macOS_compatibility_workaround_no_nclx_profile = 0
             if let o = metadata?.orientation, (1...8).contains(o) {
                 // irot/imir boxes matching the EXIF orientation: HEIF readers rotate by these,
                 // not by EXIF.
                 encodingOptions.pointer.pointee.image_orientation = heif_orientation(rawValue: UInt32(o))
             }
             var out: OpaquePointer? = nil
-            try check(heif_context_encode_image(context.pointer, ycc.pointer, encoder.pointer, encodingOptions.pointer, &out),
-                      path: path, encoding: true, doing: "encoding HEVC")
+            try withExtendedLifetime(nclx) {
+                try check(heif_context_encode_image(context.pointer, ycc.pointer, encoder.pointer, encodingOptions.pointer, &out),
+                          path: path, encoding: true, doing: "encoding HEVC")
+            }
             guard let out else {
                 throw ImageFileError.encode(path: path, format: .heic, code: 0, message: "libheif returned no image handle")
             }
@@ -330,17 +339,26 @@ final class HeifImage {
                             path: path, encoding: true, doing: "allocating a plane")
     }
 
-    func setNCLX(primaries: UInt32, transfer: UInt32, matrix: UInt32, fullRange: Bool, path: String) throws {
+    func setNCLX(_ nclx: HeifNCLX, path: String) throws {
+        try HEICCodec.check(heif_image_set_nclx_color_profile(pointer, nclx.pointer), path: path, encoding: true, doing: "setting nclx")
+    }
+}
+
+/// Owns a heif_color_profile_nclx.
+final class HeifNCLX {
+    let pointer: UnsafeMutablePointer<heif_color_profile_nclx>
+
+    init(primaries: UInt32, transfer: UInt32, matrix: UInt32, fullRange: Bool, path: String) throws {
         guard let nclx = heif_nclx_color_profile_alloc() else {
             throw ImageFileError.encode(path: path, format: .heic, code: 0, message: "cannot allocate an nclx profile")
         }
-        defer { heif_nclx_color_profile_free(nclx) }
+        pointer = nclx
         nclx.pointee.color_primaries = heif_color_primaries(rawValue: primaries)
         nclx.pointee.transfer_characteristics = heif_transfer_characteristics(rawValue: transfer)
         nclx.pointee.matrix_coefficients = heif_matrix_coefficients(rawValue: matrix)
         nclx.pointee.full_range_flag = fullRange ? 1 : 0
-        try HEICCodec.check(heif_image_set_nclx_color_profile(pointer, nclx), path: path, encoding: true, doing: "setting nclx")
     }
+    deinit { heif_nclx_color_profile_free(pointer) }
 }
 
 /// Owns a heif_encoder.

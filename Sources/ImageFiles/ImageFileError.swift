@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Foundation
 
 /// Every error the ImageFiles module throws. `description` is one line: the file path (or
 /// `<memory>` when encoding without a file), what was being done, the problem, and the
@@ -48,6 +49,10 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
     }
 
     public var description: String {
+        oneLine(longDescription)
+    }
+
+    private var longDescription: String {
         switch self {
         case .system(let path, let action, let e):
             return "\(path): cannot \(action): \(errnoText(e))"
@@ -88,6 +93,11 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
 
 /// The path used in errors from `ImageWriter.encode`, which has no file.
 let memoryPath = "<memory>"
+
+/// Library messages sometimes contain newlines; descriptions are one line.
+func oneLine(_ s: String) -> String {
+    s.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
+}
 
 func errnoText(_ e: Int32) -> String {
     "\(String(cString: strerror(e))) (errno \(e))"
