@@ -49,7 +49,13 @@ public struct HEICInfo: Sendable {
 
 /// The one place libheif is called.
 enum HEICCodec {
-    static let stripRows = 64 // even, so that 4:2:0 chroma rows never straddle strips
+    /// The libheif found at run time, (major, minor).
+    static var libheifVersion: (Int, Int) {
+        (Int(heif_get_version_number_major()), Int(heif_get_version_number_minor()))
+    }
+
+    /// libheif before 1.16 reads (and writes) imir's axis swapped relative to the HEIF spec.
+    static var libheifSwapsMirrorAxis: Bool { libheifVersion < (1, 16) }
 
     static func encode(_ image: RGBImage, metadata: PhotoMetadata?, options: HEICOptions, path: String) throws -> [UInt8] {
         guard options.quality.isFinite, (0...1).contains(options.quality) else {
@@ -70,106 +76,8 @@ enum HEICCodec {
             throw ImageFileError.colorManagement(path: path, action: "building the sRGB → Display P3 transform", message: "lcms2 failed")
         }
 
-        let context = try HeifContext(path: path, format: .heic)
-        let handle: HeifImageHandle
-        do {
-            // The YCbCr image lives only until it is encoded.
-            let ycc = try makeYCbCr(image, transform: toP3, path: path)
-            // P3-D65 primaries, sRGB transfer, BT.601 matrix (as computed in makeYCbCr), full range.
-            let nclx = try HeifNCLX(primaries: 12, transfer: 13, matrix: 6, fullRange: true, path: path)
-            try ycc.setNCLX(nclx, path: path)
-            try check(p3.withUnsafeBytes { heif_image_set_raw_color_profile(ycc.pointer, "prof", $0.baseAddress, $0.count) },
-                      path: path, encoding: true, doing: "attaching the ICC profile")
-
-            let encoder = try HeifEncoder(context: context, path: path)
-            try check(heif_encoder_set_lossy_quality(encoder.pointer, Int32((options.quality * 100).rounded())),
-                      path: path, encoding: true, doing: "setting quality")
-            try check(heif_encoder_set_parameter_string(encoder.pointer, "preset", options.x265Preset),
-                      path: path, encoding: true, doing: "setting x265 preset")
-            let encodingOptions = try HeifEncodingOptions(path: path)
-            // Both colr boxes (ICC and nclx). libheif writes the nclx box from output_nclx_profile.
-            encodingOptions.pointer.pointee.save_two_colr_boxes_when_ICC_and_nclx_available = 1
-            encodingOptions.pointer.pointee.output_nclx_profile = nclx.pointer
-            // libheif 1.15 defaults this to true, which drops the nclx box entirely (older
-            // macOS/iOS releases were reported to mis-read nclx). We want nclx.
-            encodingOptions.pointer.pointee.macOS_compatibility_workaround_no_nclx_profile = 0
-            if let o = metadata?.orientation, (1...8).contains(o) {
-                // irot/imir boxes matching the EXIF orientation: HEIF readers rotate by these,
-                // not by EXIF.
-                encodingOptions.pointer.pointee.image_orientation = heif_orientation(rawValue: UInt32(o))
-            }
-            var out: OpaquePointer? = nil
-            try withExtendedLifetime(nclx) {
-                try check(heif_context_encode_image(context.pointer, ycc.pointer, encoder.pointer, encodingOptions.pointer, &out),
-                          path: path, encoding: true, doing: "encoding HEVC")
-            }
-            guard let out else {
-                throw ImageFileError.encode(path: path, format: .heic, code: 0, message: "libheif returned no image handle")
-            }
-            handle = HeifImageHandle(out)
-        }
-        if let exif {
-            // libheif stores [4-byte offset to the TIFF header][data]; we pass the TIFF data.
-            let tiff = Array(exif.dropFirst(6))
-            try check(tiff.withUnsafeBytes { heif_context_add_exif_metadata(context.pointer, handle.pointer, $0.baseAddress, Int32($0.count)) },
-                      path: path, encoding: true, doing: "adding EXIF")
-        }
-        return try context.writeToMemory(path: path)
-    }
-
-    /// sRGB RGB → Display P3 (lcms2, strip by strip) → full-range BT.601 YCbCr 4:2:0 planes.
-    static func makeYCbCr(_ image: RGBImage, transform: LcmsTransform, path: String) throws -> HeifImage {
-        let w = image.width, h = image.height
-        let cw = (w + 1) / 2, ch = (h + 1) / 2
-        let ycc = try HeifImage(width: w, height: h, colorspace: heif_colorspace_YCbCr, chroma: heif_chroma_420, path: path)
-        try ycc.addPlane(heif_channel_Y, width: w, height: h, path: path)
-        try ycc.addPlane(heif_channel_Cb, width: cw, height: ch, path: path)
-        try ycc.addPlane(heif_channel_Cr, width: cw, height: ch, path: path)
-        var yStride: Int32 = 0, cbStride: Int32 = 0, crStride: Int32 = 0
-        guard let yPlane = heif_image_get_plane(ycc.pointer, heif_channel_Y, &yStride),
-              let cbPlane = heif_image_get_plane(ycc.pointer, heif_channel_Cb, &cbStride),
-              let crPlane = heif_image_get_plane(ycc.pointer, heif_channel_Cr, &crStride) else {
-            throw ImageFileError.encode(path: path, format: .heic, code: 0, message: "libheif returned no plane")
-        }
-        let strip = UnsafeMutablePointer<UInt8>.allocate(capacity: stripRows * w * 3)
-        defer { strip.deallocate() }
-        image.pixels.withUnsafeBytes { src in
-            let base = src.baseAddress!
-            var y0 = 0
-            while y0 < h {
-                let rows = min(stripRows, h - y0)
-                transform.apply(base + y0 * w * 3, strip, pixelCount: rows * w)
-                for r in 0..<rows {
-                    let line = strip + r * w * 3
-                    let out = yPlane + (y0 + r) * Int(yStride)
-                    for x in 0..<w {
-                        let R = Int32(line[3 * x]), G = Int32(line[3 * x + 1]), B = Int32(line[3 * x + 2])
-                        out[x] = UInt8((19595 * R + 38470 * G + 7471 * B + 32768) >> 16)
-                    }
-                }
-                var r = 0
-                while r < rows {
-                    let top = strip + r * w * 3
-                    let bottom = r + 1 < rows ? top + w * 3 : top
-                    let cy = (y0 + r) / 2
-                    let cbOut = cbPlane + cy * Int(cbStride), crOut = crPlane + cy * Int(crStride)
-                    for cx in 0..<cw {
-                        let x0 = 2 * cx, x1 = min(2 * cx + 1, w - 1)
-                        let sR = Int32(top[3 * x0]) + Int32(top[3 * x1]) + Int32(bottom[3 * x0]) + Int32(bottom[3 * x1])
-                        let sG = Int32(top[3 * x0 + 1]) + Int32(top[3 * x1 + 1]) + Int32(bottom[3 * x0 + 1]) + Int32(bottom[3 * x1 + 1])
-                        let sB = Int32(top[3 * x0 + 2]) + Int32(top[3 * x1 + 2]) + Int32(bottom[3 * x0 + 2]) + Int32(bottom[3 * x1 + 2])
-                        // Sums of 4 samples: shift by 18 = divide by 4 × 65536.
-                        let cb = (-11058 * sR - 21710 * sG + 32768 * sB + (128 << 18) + (1 << 17)) >> 18
-                        let cr = (32768 * sR - 27439 * sG - 5329 * sB + (128 << 18) + (1 << 17)) >> 18
-                        cbOut[cx] = UInt8(clamping: cb)
-                        crOut[cx] = UInt8(clamping: cr)
-                    }
-                    r += 2
-                }
-                y0 += rows
-            }
-        }
-        return ycc
+        return try HEICGrid.encode(image, exif: exif, orientation: metadata?.orientation, options: options,
+                                   transform: toP3, icc: p3, path: path)
     }
 
     static func decode(_ bytes: [UInt8], path: String) throws -> RGBImage {
