@@ -54,9 +54,6 @@ enum HEICCodec {
         (Int(heif_get_version_number_major()), Int(heif_get_version_number_minor()))
     }
 
-    /// libheif before 1.16 reads (and writes) imir's axis swapped relative to the HEIF spec.
-    static var libheifSwapsMirrorAxis: Bool { libheifVersion < (1, 16) }
-
     static func encode(_ image: RGBImage, metadata: PhotoMetadata?, options: HEICOptions, path: String) throws -> [UInt8] {
         guard options.quality.isFinite, (0...1).contains(options.quality) else {
             throw ImageFileError.invalidArgument(path: path, message: "HEIC quality \(options.quality) is not in 0...1")

@@ -6,8 +6,7 @@ import FilmCore
 /// (sRGB → Display P3 → YCbCr 4:2:0, two rows at a time) and encoded by libheif/x265 on its own,
 /// so neither a full-size YCbCr copy nor x265's full-frame state (≈150 MB at 12 MP) ever exists.
 /// libheif 1.15 has no API for writing grids, so the container (ftyp, meta, mdat) is assembled
-/// here from each tile's hvcC and bitstream. Doing the container ourselves also makes the
-/// irot/imir boxes follow the HEIF spec on every libheif version (1.15 swaps imir's axis).
+/// here from each tile's hvcC and bitstream.
 enum HEICGrid {
     static let tileSize = 512
 
@@ -19,7 +18,9 @@ enum HEICGrid {
     static func encode(_ image: RGBImage, exif: [UInt8]?, orientation: Int?, options: HEICOptions,
                        transform: LcmsTransform, icc: [UInt8], path: String) throws -> [UInt8] {
         let w = image.width, h = image.height
-        let tw = min(tileSize, (w + 7) / 8 * 8), th = min(tileSize, (h + 7) / 8 * 8)
+        // Tiles are multiples of 8 and at least 64 (one x265 CTU): below that libheif pads the
+        // coded picture and records the crop in boxes we do not copy.
+        let tw = min(tileSize, max(64, (w + 7) / 8 * 8)), th = min(tileSize, max(64, (h + 7) / 8 * 8))
         let columns = (w + tw - 1) / tw, rows = (h + th - 1) / th
         guard columns <= 256, rows <= 256 else {
             throw ImageFileError.invalidArgument(path: path, message: "image \(w)×\(h) needs more than 256×256 tiles")
@@ -36,7 +37,7 @@ enum HEICGrid {
                     let ycc = try makeTile(base, width: w, height: h, x0: tx * tw, y0: ty * th, tileWidth: tw, tileHeight: th,
                                            transform: transform, buffer: rowBuffer, path: path)
                     try ycc.setNCLX(nclx, path: path)
-                    tiles.append(try encodeTile(ycc, nclx: nclx, options: options, path: path))
+                    tiles.append(try encodeTile(ycc, width: tw, height: th, nclx: nclx, options: options, path: path))
                 }
             }
         }
@@ -91,7 +92,7 @@ enum HEICGrid {
     }
 
     /// Encodes one tile as a single-image HEIF in memory and takes its hvcC and bitstream.
-    static func encodeTile(_ ycc: HeifImage, nclx: HeifNCLX, options: HEICOptions, path: String) throws -> Tile {
+    static func encodeTile(_ ycc: HeifImage, width: Int, height: Int, nclx: HeifNCLX, options: HEICOptions, path: String) throws -> Tile {
         let context = try HeifContext(path: path, format: .heic)
         let encoder = try HeifEncoder(context: context, path: path)
         try HEICCodec.check(heif_encoder_set_lossy_quality(encoder.pointer, Int32((options.quality * 100).rounded())),
@@ -112,6 +113,16 @@ enum HEICGrid {
               let ipco = BoxReader.find("ipco", in: iprp),
               let hvcC = BoxReader.findWhole("hvcC", in: ipco) else {
             throw ImageFileError.encode(path: path, format: .heic, code: 0, message: "unexpected libheif output for a tile (no hvcC or mdat)")
+        }
+        // The coded size must be the tile size: a padded/cropped tile would not fit the grid.
+        if let ispe = BoxReader.find("ispe", in: ipco), ispe.count >= 12 {
+            let bytes = Array(ispe)
+            let codedW = bytes[4..<8].reduce(0) { $0 << 8 | Int($1) }, codedH = bytes[8..<12].reduce(0) { $0 << 8 | Int($1) }
+            guard codedW == width, codedH == height,
+                  BoxReader.find("clap", in: ipco) == nil, BoxReader.find("iref", in: meta.dropFirst(4)) == nil else {
+                throw ImageFileError.encode(path: path, format: .heic, code: 0,
+                                            message: "libheif coded a \(width)×\(height) tile as \(codedW)×\(codedH) (or cropped it)")
+            }
         }
         return Tile(hvcC: Array(hvcC), data: Array(mdat))
     }
@@ -201,18 +212,19 @@ enum HEICGrid {
     }
 
     /// irot/imir boxes (in application order) that display the stored image the way EXIF
-    /// orientation 1...8 says. irot angles are anticlockwise quarter turns; imir axis 0 mirrors
-    /// left↔right, axis 1 top↔bottom. The transforms are applied in ipma order.
+    /// orientation 1...8 says. irot angles are anticlockwise quarter turns. imir follows
+    /// HEIF amendment 2's `mode` reading, as iPhones and libheif do: 0 flips top↔bottom,
+    /// 1 flips left↔right. The transforms are applied in ipma order.
     static func transformBoxes(orientation: Int?) -> [[UInt8]] {
         let irot = { (quarterTurnsCCW: UInt8) in box("irot", [quarterTurnsCCW]) }
-        let imir = { (axis: UInt8) in box("imir", [axis]) }
+        let imir = { (mode: UInt8) in box("imir", [mode]) }
         switch orientation ?? 1 {
-        case 2: return [imir(0)]
+        case 2: return [imir(1)]
         case 3: return [irot(2)]
-        case 4: return [imir(1)]
-        case 5: return [irot(1), imir(1)]
+        case 4: return [imir(0)]
+        case 5: return [irot(1), imir(0)]
         case 6: return [irot(3)]
-        case 7: return [irot(3), imir(1)]
+        case 7: return [irot(3), imir(0)]
         case 8: return [irot(1)]
         default: return []
         }
