@@ -22,7 +22,9 @@ let package = Package(
         .target(name: "Canvas", dependencies: ["FilmCore"]),
 
         // C libraries, each wrapped in exactly one Swift module (ImageFiles).
-        systemLibrary("CHeif", pkgConfig: "libheif", apt: ["libheif-dev", "libheif1", "libde265-0", "libx265-199"]),
+        // libheif-dev pulls libheif1: on bookworm x265/libde265 are built in; on trixie the HEVC
+        // encoder is the separate (merely recommended) package libheif-plugin-x265.
+        systemLibrary("CHeif", pkgConfig: "libheif", apt: ["libheif-dev"]),
         systemLibrary("CLcms2", pkgConfig: "lcms2", apt: ["liblcms2-dev"]),
         systemLibrary("CExif", pkgConfig: "libexif", apt: ["libexif-dev"]),
         systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: ["libjpeg62-turbo-dev"]),
