@@ -49,11 +49,6 @@ public struct HEICInfo: Sendable {
 
 /// The one place libheif is called.
 enum HEICCodec {
-    /// The libheif found at run time, (major, minor).
-    static var libheifVersion: (Int, Int) {
-        (Int(heif_get_version_number_major()), Int(heif_get_version_number_minor()))
-    }
-
     static func encode(_ image: RGBImage, metadata: PhotoMetadata?, options: HEICOptions, path: String) throws -> [UInt8] {
         guard options.quality.isFinite, (0...1).contains(options.quality) else {
             throw ImageFileError.invalidArgument(path: path, message: "HEIC quality \(options.quality) is not in 0...1")

@@ -96,7 +96,8 @@ let memoryPath = "<memory>"
 
 /// Library messages sometimes contain newlines; descriptions are one line.
 func oneLine(_ s: String) -> String {
-    s.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
+    s.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map { $0.trimmingCharacters(in: .whitespaces) }
+        .filter { !$0.isEmpty }.joined(separator: "; ")
 }
 
 func errnoText(_ e: Int32) -> String {
