@@ -15,7 +15,9 @@ public enum ImageReader {
     /// pixels are taken as sRGB. Non-RGB profiles (a grey profile on a greyscale JPEG) are ignored.
     /// 16-bit PNG → 8-bit; grey and palette → RGB; alpha is composited onto black.
     /// JPEG EXIF orientation is not applied (pixels as stored); HEIC irot/imir are applied
-    /// by libheif.
+    /// by libheif. CMYK JPEGs are rejected (libjpeg cannot convert them to RGB). Corrupt or
+    /// truncated JPEG data is an error, not a grey-filled picture. The whole file is read into
+    /// memory first.
     public static func read(path: String) throws -> RGBImage {
         let bytes = try readWholeFile(path: path)
         switch try detect(bytes, path: path) {
