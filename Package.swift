@@ -22,16 +22,22 @@ let package = Package(
         .target(name: "Canvas", dependencies: ["FilmCore"]),
 
         // C libraries, each wrapped in exactly one Swift module (ImageFiles).
-        systemLibrary("CHeif", pkgConfig: "libheif", apt: ["libheif-dev", "libheif1", "libde265-0", "libx265-199"]),
+        // libheif-dev pulls libheif1: on bookworm x265/libde265 are built in; on trixie the HEVC
+        // encoder is the separate (merely recommended) package libheif-plugin-x265.
+        systemLibrary("CHeif", pkgConfig: "libheif", apt: ["libheif-dev"]),
         systemLibrary("CLcms2", pkgConfig: "lcms2", apt: ["liblcms2-dev"]),
         systemLibrary("CExif", pkgConfig: "libexif", apt: ["libexif-dev"]),
         systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: ["libjpeg62-turbo-dev"]),
         systemLibrary("CPng", pkgConfig: "libpng", apt: ["libpng-dev"]),
         // Linux system calls that Glibc's Swift overlay does not import (renameat2).
         .target(name: "CLoopixSys"),
+        // setjmp-guarded C helpers for libjpeg and libpng's classic API (their error handlers
+        // longjmp, which must never cross Swift frames). Used only by ImageFiles.
+        .target(name: "CImageShim", dependencies: ["CJpeg", "CPng"],
+                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]),
 
         // Photo files: HEIC (libheif), JPEG, PNG, EXIF, ICC; atomic writes.
-        .target(name: "ImageFiles", dependencies: ["FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CLoopixSys"]),
+        .target(name: "ImageFiles", dependencies: ["FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys"]),
 
         // The `loopix` command's logic (develop, presets, contact sheet, bench), testable as a library.
         .target(name: "LoopixTool", dependencies: ["FilmCore", "Canvas", "ImageFiles"]),

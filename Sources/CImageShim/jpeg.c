@@ -1,0 +1,184 @@
+// libjpeg behind setjmp: error_exit records libjpeg's message and code and longjmps back into
+// the C function that called libjpeg, never into Swift. Nothing here calls exit().
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jpeglib.h>
+#include <jerror.h>
+#include "CImageShim.h"
+
+typedef struct {
+    struct jpeg_error_mgr pub; // first: libjpeg casts cinfo->err to this struct
+    jmp_buf jump;
+    char message[CIMAGESHIM_MESSAGE_MAX];
+    int code;
+} ShimError;
+
+static void shimErrorExit(j_common_ptr cinfo) {
+    ShimError *err = (ShimError *)cinfo->err;
+    err->code = err->pub.msg_code;
+    (*cinfo->err->format_message)(cinfo, err->message);
+    longjmp(err->jump, 1);
+}
+
+static void shimEmitMessage(j_common_ptr cinfo, int level) {
+    if (level != -1) return; // trace messages
+    ShimError *err = (ShimError *)cinfo->err;
+    int code = err->pub.msg_code;
+    // Damaged image data: libjpeg would fill the rest with grey and carry on. A photo tool
+    // must not silently produce a half-grey picture, so these warnings are errors.
+    if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER || code == JWRN_MUST_RESYNC ||
+        code == JWRN_NOT_SEQUENTIAL) {
+        shimErrorExit(cinfo);
+    }
+    err->pub.num_warnings++;
+}
+
+static void shimInitError(ShimError *err) {
+    jpeg_std_error(&err->pub);
+    err->pub.error_exit = shimErrorExit;
+    err->pub.emit_message = shimEmitMessage;
+    err->message[0] = 0;
+    err->code = 0;
+}
+
+struct CImageShim_JpegDecoder {
+    struct jpeg_decompress_struct cinfo;
+    ShimError err;
+    const unsigned char *data;
+    size_t size;
+    int created;
+    unsigned char *icc;
+    unsigned int iccLength;
+};
+
+CImageShim_JpegDecoder *CImageShim_jpegDecoderCreate(const unsigned char *data, size_t size) {
+    CImageShim_JpegDecoder *dec = calloc(1, sizeof(*dec));
+    if (!dec) return NULL;
+    dec->data = data;
+    dec->size = size;
+    shimInitError(&dec->err);
+    dec->cinfo.err = &dec->err.pub;
+    if (setjmp(dec->err.jump)) {
+        return dec; // created stays 0; ReadHeader reports the message
+    }
+    jpeg_create_decompress(&dec->cinfo);
+    dec->created = 1;
+    return dec;
+}
+
+int CImageShim_jpegDecoderReadHeader(CImageShim_JpegDecoder *dec, int *width, int *height) {
+    if (!dec->created) {
+        if (!dec->err.message[0]) snprintf(dec->err.message, sizeof dec->err.message, "cannot create decoder");
+        return -1;
+    }
+    if (setjmp(dec->err.jump)) return -1;
+    if (dec->size == 0) {
+        snprintf(dec->err.message, sizeof dec->err.message, "empty file");
+        return -1;
+    }
+    jpeg_mem_src(&dec->cinfo, dec->data, (unsigned long)dec->size);
+    jpeg_save_markers(&dec->cinfo, JPEG_APP0 + 2, 0xFFFF);
+    jpeg_read_header(&dec->cinfo, TRUE);
+    JOCTET *icc = NULL;
+    unsigned int length = 0;
+    if (jpeg_read_icc_profile(&dec->cinfo, &icc, &length)) {
+        dec->icc = icc;
+        dec->iccLength = length;
+    }
+    dec->cinfo.out_color_space = JCS_RGB; // greyscale and YCbCr expand to RGB; CMYK is rejected by libjpeg
+    jpeg_start_decompress(&dec->cinfo);
+    if (dec->cinfo.output_components != 3) {
+        snprintf(dec->err.message, sizeof dec->err.message, "unsupported colour space with %d components",
+                 dec->cinfo.output_components);
+        return -1;
+    }
+    *width = (int)dec->cinfo.output_width;
+    *height = (int)dec->cinfo.output_height;
+    return 0;
+}
+
+const unsigned char *CImageShim_jpegDecoderICC(const CImageShim_JpegDecoder *dec, unsigned int *length) {
+    *length = dec->iccLength;
+    return dec->icc;
+}
+
+int CImageShim_jpegDecoderReadRGB(CImageShim_JpegDecoder *dec, unsigned char *out, size_t rowStride) {
+    if (setjmp(dec->err.jump)) return -1;
+    while (dec->cinfo.output_scanline < dec->cinfo.output_height) {
+        JSAMPROW row = out + (size_t)dec->cinfo.output_scanline * rowStride;
+        jpeg_read_scanlines(&dec->cinfo, &row, 1);
+    }
+    jpeg_finish_decompress(&dec->cinfo);
+    return 0;
+}
+
+const char *CImageShim_jpegDecoderMessage(const CImageShim_JpegDecoder *dec) { return dec->err.message; }
+int CImageShim_jpegDecoderCode(const CImageShim_JpegDecoder *dec) { return dec->err.code; }
+
+void CImageShim_jpegDecoderDestroy(CImageShim_JpegDecoder *dec) {
+    if (!dec) return;
+    if (dec->created) jpeg_destroy_decompress(&dec->cinfo);
+    free(dec->icc);
+    free(dec);
+}
+
+struct CImageShim_JpegEncoder {
+    struct jpeg_compress_struct cinfo;
+    ShimError err;
+    int created;
+    unsigned char *output;
+    unsigned long outputLength;
+};
+
+CImageShim_JpegEncoder *CImageShim_jpegEncoderCreate(void) {
+    CImageShim_JpegEncoder *enc = calloc(1, sizeof(*enc));
+    if (!enc) return NULL;
+    shimInitError(&enc->err);
+    enc->cinfo.err = &enc->err.pub;
+    if (setjmp(enc->err.jump)) return enc;
+    jpeg_create_compress(&enc->cinfo);
+    enc->created = 1;
+    return enc;
+}
+
+int CImageShim_jpegEncode(CImageShim_JpegEncoder *enc, const unsigned char *rgb, int width, int height,
+                          size_t rowStride, int quality, const unsigned char *app1, unsigned int app1Length) {
+    if (!enc->created) {
+        if (!enc->err.message[0]) snprintf(enc->err.message, sizeof enc->err.message, "cannot create encoder");
+        return -1;
+    }
+    if (setjmp(enc->err.jump)) return -1;
+    // The destination manager reallocates enc->output as it grows; we free it in Destroy.
+    jpeg_mem_dest(&enc->cinfo, &enc->output, &enc->outputLength);
+    enc->cinfo.image_width = (JDIMENSION)width;
+    enc->cinfo.image_height = (JDIMENSION)height;
+    enc->cinfo.input_components = 3;
+    enc->cinfo.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&enc->cinfo);
+    jpeg_set_quality(&enc->cinfo, quality, TRUE);
+    if (app1) enc->cinfo.write_JFIF_header = FALSE; // EXIF's APP1 should follow SOI directly
+    jpeg_start_compress(&enc->cinfo, TRUE);
+    if (app1) jpeg_write_marker(&enc->cinfo, JPEG_APP0 + 1, app1, app1Length);
+    while (enc->cinfo.next_scanline < enc->cinfo.image_height) {
+        JSAMPROW row = (JSAMPROW)(rgb + (size_t)enc->cinfo.next_scanline * rowStride);
+        jpeg_write_scanlines(&enc->cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&enc->cinfo);
+    return 0;
+}
+
+const unsigned char *CImageShim_jpegEncoderOutput(const CImageShim_JpegEncoder *enc, size_t *length) {
+    *length = (size_t)enc->outputLength;
+    return enc->output;
+}
+const char *CImageShim_jpegEncoderMessage(const CImageShim_JpegEncoder *enc) { return enc->err.message; }
+int CImageShim_jpegEncoderCode(const CImageShim_JpegEncoder *enc) { return enc->err.code; }
+
+void CImageShim_jpegEncoderDestroy(CImageShim_JpegEncoder *enc) {
+    if (!enc) return;
+    if (enc->created) jpeg_destroy_compress(&enc->cinfo);
+    free(enc->output);
+    free(enc);
+}

@@ -1,0 +1,276 @@
+import CHeif
+import FilmCore
+
+/// Photos are stored as a HEIF grid of HEVC tiles of at most 512×512 (as iPhones do; a small
+/// image is a 1×1 grid with one tile rounded up to a multiple of 8): each tile is converted
+/// (sRGB → Display P3 → YCbCr 4:2:0, two rows at a time) and encoded by libheif/x265 on its own,
+/// so neither a full-size YCbCr copy nor x265's full-frame state (≈150 MB at 12 MP) ever exists.
+/// libheif 1.15 has no API for writing grids, so the container (ftyp, meta, mdat) is assembled
+/// here from each tile's hvcC and bitstream.
+enum HEICGrid {
+    static let tileSize = 512
+
+    struct Tile {
+        var hvcC: [UInt8]
+        var data: [UInt8]
+    }
+
+    static func encode(_ image: RGBImage, exif: [UInt8]?, orientation: Int?, options: HEICOptions,
+                       transform: LcmsTransform, icc: [UInt8], path: String) throws -> [UInt8] {
+        let w = image.width, h = image.height
+        // Tiles are multiples of 8 and at least 64 (one x265 CTU): below that libheif pads the
+        // coded picture and records the crop in boxes we do not copy.
+        let tw = min(tileSize, max(64, (w + 7) / 8 * 8)), th = min(tileSize, max(64, (h + 7) / 8 * 8))
+        let columns = (w + tw - 1) / tw, rows = (h + th - 1) / th
+        guard columns <= 256, rows <= 256 else {
+            throw ImageFileError.invalidArgument(path: path, message: "image \(w)×\(h) needs more than 256×256 tiles")
+        }
+        let nclx = try HeifNCLX(primaries: 12, transfer: 13, matrix: 6, fullRange: true, path: path)
+        var tiles: [Tile] = []
+        tiles.reserveCapacity(rows * columns)
+        let rowBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 2 * tw * 3)
+        defer { rowBuffer.deallocate() }
+        try image.pixels.withUnsafeBytes { src in
+            let base = src.baseAddress!
+            for ty in 0..<rows {
+                for tx in 0..<columns {
+                    let ycc = try makeTile(base, width: w, height: h, x0: tx * tw, y0: ty * th, tileWidth: tw, tileHeight: th,
+                                           transform: transform, buffer: rowBuffer, path: path)
+                    try ycc.setNCLX(nclx, path: path)
+                    tiles.append(try encodeTile(ycc, width: tw, height: th, nclx: nclx, options: options, path: path))
+                }
+            }
+        }
+        return buildFile(width: w, height: h, tileWidth: tw, tileHeight: th, columns: columns, rows: rows, tiles: tiles, icc: icc,
+                         exif: exif, orientation: orientation)
+    }
+
+    /// One tile: rows two at a time through lcms2, then BT.601 full-range YCbCr 4:2:0. Pixels
+    /// past the image's right and bottom edges repeat the edge.
+    static func makeTile(_ base: UnsafeRawPointer, width w: Int, height h: Int, x0: Int, y0: Int, tileWidth t: Int, tileHeight th: Int,
+                         transform: LcmsTransform, buffer: UnsafeMutablePointer<UInt8>, path: String) throws -> HeifImage {
+        let half = t / 2
+        let ycc = try HeifImage(width: t, height: th, colorspace: heif_colorspace_YCbCr, chroma: heif_chroma_420, path: path)
+        try ycc.addPlane(heif_channel_Y, width: t, height: th, path: path)
+        try ycc.addPlane(heif_channel_Cb, width: half, height: th / 2, path: path)
+        try ycc.addPlane(heif_channel_Cr, width: half, height: th / 2, path: path)
+        var yStride: Int32 = 0, cbStride: Int32 = 0, crStride: Int32 = 0
+        guard let yPlane = heif_image_get_plane(ycc.pointer, heif_channel_Y, &yStride),
+              let cbPlane = heif_image_get_plane(ycc.pointer, heif_channel_Cb, &cbStride),
+              let crPlane = heif_image_get_plane(ycc.pointer, heif_channel_Cr, &crStride) else {
+            throw ImageFileError.encode(path: path, format: .heic, code: 0, message: "libheif returned no plane")
+        }
+        let n = min(t, w - x0) // real pixels per row
+        for r in stride(from: 0, to: th, by: 2) {
+            for k in 0..<2 {
+                let sy = min(y0 + r + k, h - 1)
+                let row = buffer + k * t * 3
+                transform.apply(base + (sy * w + x0) * 3, row, pixelCount: n)
+                for x in n..<t { // repeat the edge pixel
+                    row[3 * x] = row[3 * (n - 1)]
+                    row[3 * x + 1] = row[3 * (n - 1) + 1]
+                    row[3 * x + 2] = row[3 * (n - 1) + 2]
+                }
+                let out = yPlane + (r + k) * Int(yStride)
+                for x in 0..<t {
+                    let R = Int32(row[3 * x]), G = Int32(row[3 * x + 1]), B = Int32(row[3 * x + 2])
+                    out[x] = UInt8((19595 * R + 38470 * G + 7471 * B + 32768) >> 16)
+                }
+            }
+            let top = buffer, bottom = buffer + t * 3
+            let cbOut = cbPlane + (r / 2) * Int(cbStride), crOut = crPlane + (r / 2) * Int(crStride)
+            for cx in 0..<half {
+                let a = 6 * cx, b = 6 * cx + 3
+                let sR = Int32(top[a]) + Int32(top[b]) + Int32(bottom[a]) + Int32(bottom[b])
+                let sG = Int32(top[a + 1]) + Int32(top[b + 1]) + Int32(bottom[a + 1]) + Int32(bottom[b + 1])
+                let sB = Int32(top[a + 2]) + Int32(top[b + 2]) + Int32(bottom[a + 2]) + Int32(bottom[b + 2])
+                cbOut[cx] = UInt8(clamping: (-11058 * sR - 21710 * sG + 32768 * sB + (128 << 18) + (1 << 17)) >> 18)
+                crOut[cx] = UInt8(clamping: (32768 * sR - 27439 * sG - 5329 * sB + (128 << 18) + (1 << 17)) >> 18)
+            }
+        }
+        return ycc
+    }
+
+    /// Encodes one tile as a single-image HEIF in memory and takes its hvcC and bitstream.
+    static func encodeTile(_ ycc: HeifImage, width: Int, height: Int, nclx: HeifNCLX, options: HEICOptions, path: String) throws -> Tile {
+        let context = try HeifContext(path: path, format: .heic)
+        let encoder = try HeifEncoder(context: context, path: path)
+        try HEICCodec.check(heif_encoder_set_lossy_quality(encoder.pointer, Int32((options.quality * 100).rounded())),
+                            path: path, encoding: true, doing: "setting quality")
+        try HEICCodec.check(heif_encoder_set_parameter_string(encoder.pointer, "preset", options.x265Preset),
+                            path: path, encoding: true, doing: "setting x265 preset")
+        let encodingOptions = try HeifEncodingOptions(path: path)
+        encodingOptions.pointer.pointee.output_nclx_profile = nclx.pointer
+        encodingOptions.pointer.pointee.macOS_compatibility_workaround = 0 // no grid wrapper around the tile
+        try withExtendedLifetime(nclx) {
+            try HEICCodec.check(heif_context_encode_image(context.pointer, ycc.pointer, encoder.pointer, encodingOptions.pointer, nil),
+                                path: path, encoding: true, doing: "encoding a tile")
+        }
+        let file = try context.writeToMemory(path: path)
+        guard let mdat = BoxReader.find("mdat", in: file[...]),
+              let meta = BoxReader.find("meta", in: file[...]),
+              let iprp = BoxReader.find("iprp", in: meta.dropFirst(4)), // meta is a FullBox
+              let ipco = BoxReader.find("ipco", in: iprp),
+              let hvcC = BoxReader.findWhole("hvcC", in: ipco) else {
+            throw ImageFileError.encode(path: path, format: .heic, code: 0, message: "unexpected libheif output for a tile (no hvcC or mdat)")
+        }
+        // The coded size must be the tile size: a padded/cropped tile would not fit the grid.
+        if let ispe = BoxReader.find("ispe", in: ipco), ispe.count >= 12 {
+            let bytes = Array(ispe)
+            let codedW = bytes[4..<8].reduce(0) { $0 << 8 | Int($1) }, codedH = bytes[8..<12].reduce(0) { $0 << 8 | Int($1) }
+            guard codedW == width, codedH == height,
+                  BoxReader.find("clap", in: ipco) == nil, BoxReader.find("iref", in: meta.dropFirst(4)) == nil else {
+                throw ImageFileError.encode(path: path, format: .heic, code: 0,
+                                            message: "libheif coded a \(width)×\(height) tile as \(codedW)×\(codedH) (or cropped it)")
+            }
+        }
+        return Tile(hvcC: Array(hvcC), data: Array(mdat))
+    }
+
+    /// The complete HEIF file: ftyp, meta (grid item 1, tiles 2…, Exif last), mdat.
+    static func buildFile(width: Int, height: Int, tileWidth: Int, tileHeight: Int, columns: Int, rows: Int, tiles: [Tile], icc: [UInt8],
+                          exif: [UInt8]?, orientation: Int?) -> [UInt8] {
+        let ftyp = box("ftyp", Array("heic".utf8) + be32(0) + Array("mif1heicmiaf".utf8))
+        let gridID = 1
+        let tileIDs = (0..<tiles.count).map { $0 + 2 }
+        let exifID = tiles.count + 2
+        // Exif item payload: 4-byte offset to the TIFF header (0), then TIFF data.
+        let exifPayload: [UInt8]? = exif.map { be32(0) + Array($0.dropFirst(6)) }
+
+        // Properties (1-based indices): distinct hvcC boxes first, then the rest.
+        var properties: [[UInt8]] = []
+        var hvcCIndex: [[UInt8]: Int] = [:]
+        var tileHvcC: [Int] = []
+        for tile in tiles {
+            if let i = hvcCIndex[tile.hvcC] { tileHvcC.append(i); continue }
+            properties.append(tile.hvcC)
+            hvcCIndex[tile.hvcC] = properties.count
+            tileHvcC.append(properties.count)
+        }
+        func add(_ p: [UInt8]) -> Int { properties.append(p); return properties.count }
+        let ispeTile = add(fullBox("ispe", 0, 0, be32(tileWidth) + be32(tileHeight)))
+        let ispeFull = add(fullBox("ispe", 0, 0, be32(width) + be32(height)))
+        let nclx = add(box("colr", Array("nclx".utf8) + be16(12) + be16(13) + be16(6) + [0x80]))
+        let prof = add(box("colr", Array("prof".utf8) + icc))
+        let pixi = add(fullBox("pixi", 0, 0, [3, 8, 8, 8]))
+        var gridTransforms: [Int] = []
+        for transform in transformBoxes(orientation: orientation) {
+            gridTransforms.append(add(transform))
+        }
+
+        // ipma: (item, [(index, essential)])
+        var associations: [(Int, [(Int, Bool)])] = []
+        associations.append((gridID, [(ispeFull, false), (nclx, false), (prof, false), (pixi, false)]
+                             + gridTransforms.map { ($0, true) }))
+        for (i, id) in tileIDs.enumerated() {
+            associations.append((id, [(tileHvcC[i], true), (ispeTile, false), (nclx, false), (prof, false), (pixi, false)]))
+        }
+        var ipma = be32(associations.count)
+        for (item, list) in associations {
+            ipma += be16(item) + [UInt8(list.count)]
+            for (index, essential) in list { ipma.append(UInt8(index) | (essential ? 0x80 : 0)) }
+        }
+        let iprp = box("iprp", box("ipco", properties.flatMap { $0 }) + fullBox("ipma", 0, 0, ipma))
+
+        let hdlr = fullBox("hdlr", 0, 0, be32(0) + Array("pict".utf8) + [UInt8](repeating: 0, count: 12) + [0])
+        let pitm = fullBox("pitm", 0, 0, be16(gridID))
+        var infos = [fullBox("infe", 2, 0, be16(gridID) + be16(0) + Array("grid".utf8) + [0])]
+        for id in tileIDs { infos.append(fullBox("infe", 2, 1, be16(id) + be16(0) + Array("hvc1".utf8) + [0])) }
+        if exifPayload != nil { infos.append(fullBox("infe", 2, 0, be16(exifID) + be16(0) + Array("Exif".utf8) + [0])) }
+        let iinf = fullBox("iinf", 0, 0, be16(infos.count) + infos.flatMap { $0 })
+        var irefBody = box("dimg", be16(gridID) + be16(tileIDs.count) + tileIDs.flatMap { be16($0) })
+        if exifPayload != nil { irefBody += box("cdsc", be16(exifID) + be16(1) + be16(gridID)) }
+        let iref = fullBox("iref", 0, 0, irefBody)
+        // Grid descriptor: version 0, flags 0 (16-bit sizes) unless the size needs 32 bits.
+        let large = width > 65535 || height > 65535
+        let gridData: [UInt8] = [0, large ? 1 : 0, UInt8(rows - 1), UInt8(columns - 1)]
+            + (large ? be32(width) + be32(height) : be16(width) + be16(height))
+        let idat = box("idat", gridData)
+
+        func meta(mdatStart: Int) -> [UInt8] {
+            // iloc v1: offset and length 4 bytes, no base offset, no index.
+            var entries: [[UInt8]] = [be16(gridID) + be16(1) + be16(0) + be16(1) + be32(0) + be32(gridData.count)]
+            var offset = mdatStart
+            for (i, id) in tileIDs.enumerated() {
+                entries.append(be16(id) + be16(0) + be16(0) + be16(1) + be32(offset) + be32(tiles[i].data.count))
+                offset += tiles[i].data.count
+            }
+            if let exifPayload {
+                entries.append(be16(exifID) + be16(0) + be16(0) + be16(1) + be32(offset) + be32(exifPayload.count))
+            }
+            let iloc = fullBox("iloc", 1, 0, [0x44, 0x00] + be16(entries.count) + entries.flatMap { $0 })
+            return fullBox("meta", 0, 0, hdlr + pitm + iinf + iref + iprp + idat + iloc)
+        }
+        let metaSize = meta(mdatStart: 0).count
+        let mdatPayloadSize = tiles.reduce(0) { $0 + $1.data.count } + (exifPayload?.count ?? 0)
+        var file = ftyp + meta(mdatStart: ftyp.count + metaSize + 8)
+        file.reserveCapacity(file.count + 8 + mdatPayloadSize)
+        file += be32(8 + mdatPayloadSize) + Array("mdat".utf8)
+        for tile in tiles { file += tile.data }
+        if let exifPayload { file += exifPayload }
+        return file
+    }
+
+    /// irot/imir boxes (in application order) that display the stored image the way EXIF
+    /// orientation 1...8 says. irot angles are anticlockwise quarter turns. imir follows
+    /// HEIF amendment 2's `mode` reading, as iPhones and libheif do: 0 flips top↔bottom,
+    /// 1 flips left↔right. The transforms are applied in ipma order.
+    static func transformBoxes(orientation: Int?) -> [[UInt8]] {
+        let irot = { (quarterTurnsCCW: UInt8) in box("irot", [quarterTurnsCCW]) }
+        let imir = { (mode: UInt8) in box("imir", [mode]) }
+        switch orientation ?? 1 {
+        case 2: return [imir(1)]
+        case 3: return [irot(2)]
+        case 4: return [imir(0)]
+        case 5: return [irot(1), imir(0)]
+        case 6: return [irot(3)]
+        case 7: return [irot(3), imir(0)]
+        case 8: return [irot(1)]
+        default: return []
+        }
+    }
+
+    static func be16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)] }
+    static func be32(_ v: Int) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)]
+    }
+    static func box(_ type: String, _ body: [UInt8]) -> [UInt8] { be32(8 + body.count) + Array(type.utf8) + body }
+    static func fullBox(_ type: String, _ version: UInt8, _ flags: Int, _ body: [UInt8]) -> [UInt8] {
+        box(type, [version, UInt8(truncatingIfNeeded: flags >> 16), UInt8(truncatingIfNeeded: flags >> 8), UInt8(truncatingIfNeeded: flags)] + body)
+    }
+}
+
+/// Just enough ISOBMFF box walking to take libheif's single-tile output apart.
+enum BoxReader {
+    /// The payload (after the 8- or 16-byte header) of the first box of `type` among the boxes in `bytes`.
+    static func find(_ type: String, in bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        findBox(type, in: bytes).map { $0.payload }
+    }
+
+    /// The whole box, header included.
+    static func findWhole(_ type: String, in bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        findBox(type, in: bytes).map { $0.whole }
+    }
+
+    private static func findBox(_ type: String, in bytes: ArraySlice<UInt8>) -> (whole: ArraySlice<UInt8>, payload: ArraySlice<UInt8>)? {
+        let wanted = Array(type.utf8)
+        var i = bytes.startIndex
+        while i + 8 <= bytes.endIndex {
+            var size = Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            var header = 8
+            if size == 1 {
+                guard i + 16 <= bytes.endIndex else { return nil }
+                size = bytes[(i + 8)..<(i + 16)].reduce(0) { $0 << 8 | Int($1) }
+                header = 16
+            } else if size == 0 {
+                size = bytes.endIndex - i
+            }
+            guard size >= header, i + size <= bytes.endIndex else { return nil }
+            if Array(bytes[(i + 4)..<(i + 8)]) == wanted {
+                return (bytes[i..<(i + size)], bytes[(i + header)..<(i + size)])
+            }
+            i += size
+        }
+        return nil
+    }
+}

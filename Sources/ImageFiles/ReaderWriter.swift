@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import FilmCore
+
+/// Reads photos into sRGB 8-bit RGB.
+public enum ImageReader {
+    /// Reads JPEG, PNG or HEIC (detected by magic bytes, not extension) into sRGB 8-bit RGB.
+    ///
+    /// Colour-managed: an embedded RGB ICC profile (JPEG APP2, PNG iCCP, HEIC `prof`) is
+    /// converted to sRGB with lcms2 (relative colorimetric); a HEIC without ICC but with nclx
+    /// (e.g. P3-D65 primaries 12) is converted from those primaries/transfer. Without either the
+    /// pixels are taken as sRGB. Non-RGB profiles (a grey profile on a greyscale JPEG) are ignored.
+    /// 16-bit PNG → 8-bit; grey and palette → RGB; alpha is composited onto black.
+    /// JPEG EXIF orientation is not applied (pixels as stored); HEIC irot/imir are applied
+    /// by libheif. CMYK JPEGs are rejected (libjpeg cannot convert them to RGB). Corrupt or
+    /// truncated JPEG data is an error, not a grey-filled picture. The whole file is read into
+    /// memory first.
+    public static func read(path: String) throws -> RGBImage {
+        let bytes = try readWholeFile(path: path)
+        switch try detect(bytes, path: path) {
+        case .jpeg: return try JPEGCodec.decode(bytes, path: path)
+        case .png: return try PNGCodec.decode(bytes, path: path)
+        case .heic: return try HEICCodec.decode(bytes, path: path)
+        }
+    }
+
+    /// The format from the first bytes: FF D8 FF (JPEG), 89 P N G (PNG), "ftyp" at offset 4 (HEIF).
+    static func detect(_ bytes: [UInt8], path: String) throws -> ImageFormat {
+        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if bytes.count >= 12, Array(bytes[4..<8]) == Array("ftyp".utf8) { return .heic }
+        let detail = bytes.isEmpty ? "the file is empty" : "starts with \(hexPrefix(bytes, 4))"
+        throw ImageFileError.unknownFormat(path: path, detail: detail)
+    }
+}
+
+/// Encodes and writes photos.
+public enum ImageWriter {
+    /// Encodes and writes atomically (see `AtomicFile`). `replace: false` → `.alreadyExists`
+    /// if the file exists (it is never overwritten). The image is encoded before any file is
+    /// created, so encoding errors leave nothing behind.
+    ///
+    /// HEIC: converted to Display P3 and tagged with both nclx (12/13/6, full range) and the
+    /// Display P3 ICC profile; EXIF as described in `PhotoMetadata`; a metadata orientation
+    /// also becomes irot/imir. JPEG: sRGB, EXIF in APP1 (no JFIF APP0 then), no ICC.
+    /// PNG: sRGB, metadata ignored.
+    public static func write(_ image: RGBImage, to path: String, format: ImageFormat, metadata: PhotoMetadata? = nil,
+                             heic: HEICOptions = HEICOptions(), jpegQuality: Int = 92, replace: Bool = false) throws {
+        if !replace {
+            // Cheap early check so that an existing file does not cost an encode; the rename
+            // re-checks atomically.
+            var st = stat()
+            if lstat(path, &st) == 0 { throw ImageFileError.alreadyExists(path: path) }
+        }
+        let bytes = try encode(image, format: format, metadata: metadata, heic: heic, jpegQuality: jpegQuality, path: path)
+        try AtomicFile.write(bytes, to: path, replace: replace)
+    }
+
+    /// Encodes to bytes without touching the filesystem. Errors name the path `<memory>`.
+    public static func encode(_ image: RGBImage, format: ImageFormat, metadata: PhotoMetadata?, heic: HEICOptions,
+                              jpegQuality: Int) throws -> [UInt8] {
+        try encode(image, format: format, metadata: metadata, heic: heic, jpegQuality: jpegQuality, path: memoryPath)
+    }
+
+    static func encode(_ image: RGBImage, format: ImageFormat, metadata: PhotoMetadata?, heic: HEICOptions,
+                       jpegQuality: Int, path: String) throws -> [UInt8] {
+        switch format {
+        case .heic: return try HEICCodec.encode(image, metadata: metadata, options: heic, path: path)
+        case .jpeg: return try JPEGCodec.encode(image, metadata: metadata, quality: jpegQuality, path: path)
+        case .png: return try PNGCodec.encode(image, path: path)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// The file formats ImageFiles reads and writes.
+public enum ImageFormat: String, Sendable, CaseIterable {
+    case heic, jpeg, png
+
+    /// `heic`/`heif`, `jpg`/`jpeg`, `png`, case-insensitive, with or without a leading dot.
+    public init?(pathExtension: String) {
+        var ext = pathExtension.lowercased()
+        if ext.hasPrefix(".") { ext.removeFirst() }
+        switch ext {
+        case "heic", "heif": self = .heic
+        case "jpg", "jpeg": self = .jpeg
+        case "png": self = .png
+        default: return nil
+        }
+    }
+
+    /// The extension used for new files: "heic", "jpg", "png".
+    public var fileExtension: String {
+        switch self {
+        case .heic: return "heic"
+        case .jpeg: return "jpg"
+        case .png: return "png"
+        }
+    }
+}
+
+/// What a photo's EXIF says. Every field is optional; nil fields are not written.
+///
+/// `presetName` is written twice: as `ImageDescription` (the bare name) and in `Software` as
+/// `"Loopix (<preset>)"`. Without a preset, `Software` is `"Loopix"`.
+/// `date` is written as `DateTimeOriginal`, `DateTimeDigitized` and `DateTime` in the
+/// process's local time zone, format `"YYYY:MM:DD HH:MM:SS"`.
+public struct PhotoMetadata: Sendable, Equatable {
+    public var make: String?
+    public var model: String?
+    public var lensModel: String?
+    /// Millimetres.
+    public var focalLength: Double?
+    public var focalLength35mm: Int?
+    /// Seconds.
+    public var exposureTime: Double?
+    public var iso: Int?
+    public var date: Date?
+    /// EXIF orientation 1...8 (other values are an error when writing).
+    public var orientation: Int?
+    public var presetName: String?
+
+    public init(make: String? = nil, model: String? = nil, lensModel: String? = nil,
+                focalLength: Double? = nil, focalLength35mm: Int? = nil, exposureTime: Double? = nil,
+                iso: Int? = nil, date: Date? = nil, orientation: Int? = nil, presetName: String? = nil) {
+        self.make = make
+        self.model = model
+        self.lensModel = lensModel
+        self.focalLength = focalLength
+        self.focalLength35mm = focalLength35mm
+        self.exposureTime = exposureTime
+        self.iso = iso
+        self.date = date
+        self.orientation = orientation
+        self.presetName = presetName
+    }
+}
+
+/// HEIC encoder settings.
+public struct HEICOptions: Sendable {
+    /// 0...1, mapped to libheif's lossy quality 0...100.
+    public var quality: Double = 0.9
+    /// One of x265's presets (`HEICOptions.x265Presets`); anything else is an error when writing.
+    public var x265Preset: String = "ultrafast"
+
+    public init(quality: Double = 0.9, x265Preset: String = "ultrafast") {
+        self.quality = quality
+        self.x265Preset = x265Preset
+    }
+
+    /// x265's preset names, fastest first.
+    public static let x265Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast",
+                                     "medium", "slow", "slower", "veryslow", "placebo"]
+}

@@ -1,0 +1,101 @@
+import FilmCore
+import Foundation
+import XCTest
+@testable import ImageFiles
+
+/// Images larger than one 512×512 tile are written as a HEIF grid assembled by ImageFiles.
+final class HEICGridTests: XCTestCase {
+    func testGridRoundTrip() throws {
+        let dir = try temporaryDirectory(self)
+        let path = dir + "/grid.heic"
+        let original = smoothImage(width: 701, height: 523) // 2×2 tiles, odd sizes, padded edges
+        try ImageWriter.write(original, to: path, format: .heic, metadata: sampleMetadata)
+        let info = try HEICInfo.read(path: path)
+        XCTAssertEqual(info.width, 701)
+        XCTAssertEqual(info.height, 523)
+        XCTAssertEqual(info.nclxPrimaries, 12)
+        XCTAssertEqual(info.nclxTransfer, 13)
+        XCTAssertEqual(info.nclxMatrix, 6)
+        XCTAssertEqual(info.nclxFullRange, true)
+        XCTAssertEqual(info.iccProfile.flatMap(ICCProfile.description), "Display P3")
+        let tags = try ExifReader.tags(try XCTUnwrap(info.exif))
+        XCTAssertEqual(tags["Make"], "Raspberry Pi")
+        XCTAssertEqual(tags["Software"], "Loopix (Portra 400)")
+        XCTAssertEqual(tags["PixelXDimension"], "701")
+        let decoded = try ImageReader.read(path: path)
+        XCTAssertEqual(decoded.width, 701)
+        XCTAssertEqual(decoded.height, 523)
+        let error = meanAbsoluteError(original, decoded)
+        XCTAssertLessThan(error, 3, "mean absolute error \(error)")
+    }
+
+    /// Every EXIF orientation becomes irot/imir boxes that libheif applies on decoding, for a
+    /// one-tile and a multi-tile grid.
+    func testOrientationsMatchExifSemantics() throws {
+        let dir = try temporaryDirectory(self)
+        for (w, h) in [(48, 32), (600, 530)] {
+            let stored = quadrants(width: w, height: h)
+            for orientation in 1...8 {
+                let path = dir + "/o\(orientation)-\(w).heic"
+                var metadata = PhotoMetadata()
+                metadata.orientation = orientation
+                try ImageWriter.write(stored, to: path, format: .heic, metadata: metadata, heic: HEICOptions(quality: 0.95))
+                let decoded = try ImageReader.read(path: path)
+                let expected = applyExifOrientation(stored, orientation)
+                if [2, 4, 5, 7].contains(orientation) {
+                    // imir mode 1 flips left↔right (EXIF 2), 0 top↔bottom.
+                    let file = try fileBytes(path)
+                    let mirror = try XCTUnwrap(BoxReader.find("imir", in: try ipco(file)), "no imir box")
+                    XCTAssertEqual(mirror.first, orientation == 2 ? 1 : 0, "orientation \(orientation)")
+                }
+                XCTAssertEqual(decoded.width, expected.width, "orientation \(orientation), \(w)×\(h)")
+                XCTAssertEqual(decoded.height, expected.height, "orientation \(orientation), \(w)×\(h)")
+                if decoded.width == expected.width, decoded.height == expected.height {
+                    let error = meanAbsoluteError(decoded, expected)
+                    XCTAssertLessThan(error, 6, "orientation \(orientation), \(w)×\(h): error \(error)")
+                }
+            }
+        }
+    }
+
+    func ipco(_ file: [UInt8]) throws -> ArraySlice<UInt8> {
+        let meta = try XCTUnwrap(BoxReader.find("meta", in: file[...]))
+        let iprp = try XCTUnwrap(BoxReader.find("iprp", in: meta.dropFirst(4)))
+        return try XCTUnwrap(BoxReader.find("ipco", in: iprp))
+    }
+
+    func quadrants(width: Int, height: Int) -> RGBImage {
+        var image = RGBImage(width: width, height: height)
+        let colours: [SIMD3<UInt8>] = [SIMD3(200, 40, 40), SIMD3(40, 200, 40), SIMD3(40, 40, 200), SIMD3(220, 220, 60)]
+        for y in 0..<height {
+            for x in 0..<width {
+                image[x, y] = colours[(y < height / 3 ? 0 : 2) + (x < width / 4 ? 0 : 1)]
+            }
+        }
+        return image
+    }
+
+    /// The displayed image for EXIF orientation `o` of a stored image.
+    func applyExifOrientation(_ s: RGBImage, _ o: Int) -> RGBImage {
+        let W = s.width, H = s.height
+        let swap = o >= 5
+        var d = RGBImage(width: swap ? H : W, height: swap ? W : H)
+        for y in 0..<d.height {
+            for x in 0..<d.width {
+                let (sx, sy): (Int, Int)
+                switch o {
+                case 2: (sx, sy) = (W - 1 - x, y)
+                case 3: (sx, sy) = (W - 1 - x, H - 1 - y)
+                case 4: (sx, sy) = (x, H - 1 - y)
+                case 5: (sx, sy) = (y, x)
+                case 6: (sx, sy) = (y, H - 1 - x)
+                case 7: (sx, sy) = (W - 1 - y, H - 1 - x)
+                case 8: (sx, sy) = (W - 1 - y, x)
+                default: (sx, sy) = (x, y)
+                }
+                d[x, y] = s[sx, sy]
+            }
+        }
+        return d
+    }
+}

@@ -1,0 +1,76 @@
+import FilmCore
+import Foundation
+import XCTest
+@testable import ImageFiles
+
+/// A smooth, colourful test image (gradients, no sharp edges).
+func smoothImage(width: Int, height: Int) -> RGBImage {
+    var image = RGBImage(width: width, height: height)
+    for y in 0..<height {
+        for x in 0..<width {
+            let fx = Double(x) / Double(max(1, width - 1)), fy = Double(y) / Double(max(1, height - 1))
+            image[x, y] = SIMD3(UInt8(30 + 190 * fx), UInt8(40 + 170 * fy), UInt8(200 - 150 * (fx + fy) / 2))
+        }
+    }
+    return image
+}
+
+func meanAbsoluteError(_ a: RGBImage, _ b: RGBImage) -> Double {
+    precondition(a.pixels.count == b.pixels.count)
+    var sum = 0
+    for i in 0..<a.pixels.count { sum += abs(Int(a.pixels[i]) - Int(b.pixels[i])) }
+    return Double(sum) / Double(a.pixels.count)
+}
+
+/// A fresh empty directory, removed after the test.
+func temporaryDirectory(_ test: XCTestCase) throws -> String {
+    let dir = NSTemporaryDirectory() + "imagefiles-test-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
+    return dir
+}
+
+func directoryContents(_ dir: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted()
+}
+
+func fileBytes(_ path: String) throws -> [UInt8] {
+    [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+/// `<package root>/../shared/samples/<name>`, or XCTSkip when the samples are not there.
+func samplePath(_ name: String, file: StaticString = #filePath) throws -> String {
+    let root = URL(fileURLWithPath: "\(file)").deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let path = root.deletingLastPathComponent().appendingPathComponent("shared/samples/\(name)").path
+    guard FileManager.default.fileExists(atPath: path) else {
+        throw XCTSkip("sample \(name) not found at \(path) (the samples live in ../shared/samples beside the project)")
+    }
+    return path
+}
+
+/// Asserts that `body` throws an ImageFileError whose description names `path`; returns it.
+@discardableResult
+func assertImageFileError(_ path: String, file: StaticString = #filePath, line: UInt = #line,
+                          _ body: () throws -> Void) -> ImageFileError? {
+    do {
+        try body()
+        XCTFail("expected an ImageFileError for \(path)", file: file, line: line)
+        return nil
+    } catch let error as ImageFileError {
+        XCTAssertTrue(error.description.contains(path), "\(error.description) does not name \(path)", file: file, line: line)
+        XCTAssertFalse(error.description.contains("\n"), "description is not one line", file: file, line: line)
+        return error
+    } catch {
+        XCTFail("expected an ImageFileError, got \(error)", file: file, line: line)
+        return nil
+    }
+}
+
+let sampleMetadata = PhotoMetadata(make: "Raspberry Pi", model: "IMX477", lensModel: "6mm CS",
+                                   focalLength: 6.0, focalLength35mm: 33, exposureTime: 1.0 / 125, iso: 400,
+                                   date: Date(timeIntervalSince1970: 1_700_000_000), orientation: 1,
+                                   presetName: "Portra 400")
