@@ -21,7 +21,8 @@ struct Arguments {
     private var values: [String: String] = [:]
     private var flags: Set<String> = []
 
-    /// `valued`: options that take a value, with their aliases mapped to one name.
+    /// `valued`: options that take a value, each spelling mapped to one name: the long
+    /// option without its dashes, so that messages can say `--name`.
     init(_ words: [String], valued: [String: String], flags knownFlags: [String: String]) throws(ToolError) {
         var i = 0
         var onlyOperands = false
@@ -61,14 +62,14 @@ struct Arguments {
     func double(_ name: String, in range: ClosedRange<Double>) throws(ToolError) -> Double? {
         guard let text = values[name] else { return nil }
         guard let v = Double(text), range.contains(v) else {
-            throw .usage("\(name) must be a number from \(format(range.lowerBound)) to \(format(range.upperBound)), not \"\(text)\"")
+            throw .usage("--\(name) must be a number from \(format(range.lowerBound)) to \(format(range.upperBound)), not \"\(text)\"")
         }
         return v
     }
 
     func integer<T: FixedWidthInteger>(_ name: String, as: T.Type = Int.self) throws(ToolError) -> T? {
         guard let text = values[name] else { return nil }
-        guard let v = T(text) else { throw .usage("\(name) must be a whole number, not \"\(text)\"") }
+        guard let v = T(text) else { throw .usage("--\(name) must be a whole number, not \"\(text)\"") }
         return v
     }
 

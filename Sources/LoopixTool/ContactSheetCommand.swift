@@ -19,8 +19,8 @@ public enum ContactSheetCommand {
     """
 
     public static func run(_ words: [String]) throws(ToolError) {
-        let args = try Arguments(words, valued: ["-o": "output", "--output": "output", "--thumb-width": "thumb",
-                                                 "--columns": "columns", "--presets-dir": "presets"],
+        let args = try Arguments(words, valued: ["-o": "output", "--output": "output", "--thumb-width": "thumb-width",
+                                                 "--columns": "columns", "--presets-dir": "presets-dir"],
                                  flags: ["--force": "force", "-f": "force"])
         guard args.operands.count == 1 else { throw .usage("contact-sheet: give exactly one input photo") }
         guard let output = args.value("output") else { throw .usage("contact-sheet: -o SHEET is required") }
@@ -28,12 +28,12 @@ public enum ContactSheetCommand {
         guard let format = ImageFormat(pathExtension: ext) else {
             throw .usage("\(output): unknown output extension \".\(ext)\" (use .png, .jpg or .heic)")
         }
-        let thumbWidth = try args.integer("thumb") ?? 320
+        let thumbWidth = try args.integer("thumb-width") ?? 320
         guard (120...1200).contains(thumbWidth) else { throw .usage("--thumb-width must be from 120 to 1200") }
         let columns = try args.integer("columns") ?? 4
         guard (1...16).contains(columns) else { throw .usage("--columns must be from 1 to 16") }
-        let directory = args.value("presets") ?? PresetLibrary.defaultDirectory
-        let library = try PresetLibrary(directory: directory, required: args.value("presets") != nil)
+        let directory = args.value("presets-dir") ?? PresetLibrary.defaultDirectory
+        let library = try PresetLibrary(directory: directory, required: args.value("presets-dir") != nil)
         for problem in library.problems { FileHandle.standardError.write(Data("loopix: warning: \(problem)\n".utf8)) }
         if !args.flag("force") && FileManager.default.fileExists(atPath: output) {
             throw ToolError("\(output): already exists (use --force to replace it)")

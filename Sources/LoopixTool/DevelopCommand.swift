@@ -47,8 +47,8 @@ public enum DevelopCommand {
     public static func parse(_ words: [String]) throws(ToolError) -> Options {
         let args = try Arguments(words, valued: [
             "-p": "preset", "--preset": "preset", "-i": "intensity", "--intensity": "intensity", "--ev": "ev",
-            "--grain-seed": "seed", "-o": "output", "--output": "output", "--out-dir": "outdir", "--format": "format",
-            "--quality": "quality", "--x265-preset": "x265", "--presets-dir": "presets", "--threads": "threads",
+            "--grain-seed": "grain-seed", "-o": "output", "--output": "output", "--out-dir": "out-dir", "--format": "format",
+            "--quality": "quality", "--x265-preset": "x265-preset", "--presets-dir": "presets-dir", "--threads": "threads",
         ], flags: ["--force": "force", "-f": "force"])
         var o = Options()
         o.inputs = args.operands
@@ -56,9 +56,9 @@ public enum DevelopCommand {
         if let p = args.value("preset") { o.presetID = p }
         if let i = try args.double("intensity", in: 0...100) { o.intensity = i / 100 }
         if let ev = try args.double("ev", in: -3...3) { o.ev = ev }
-        if let seed = try args.integer("seed", as: UInt64.self) { o.grainSeed = seed }
+        if let seed = try args.integer("grain-seed", as: UInt64.self) { o.grainSeed = seed }
         o.output = args.value("output")
-        o.outputDirectory = args.value("outdir")
+        o.outputDirectory = args.value("out-dir")
         if o.output != nil && o.outputDirectory != nil { throw .usage("develop: give -o or --out-dir, not both") }
         if o.output != nil && o.inputs.count > 1 { throw .usage("develop: -o takes one input; use --out-dir for several") }
         if let f = args.value("format") {
@@ -75,8 +75,8 @@ public enum DevelopCommand {
             guard (1...100).contains(q) else { throw .usage("--quality must be from 1 to 100") }
             o.quality = q
         }
-        if let x = args.value("x265") { o.x265Preset = x }
-        if let dir = args.value("presets") { o.presetsDirectory = dir }
+        if let x = args.value("x265-preset") { o.x265Preset = x }
+        if let dir = args.value("presets-dir") { o.presetsDirectory = dir }
         if let t = try args.integer("threads") {
             guard (1...256).contains(t) else { throw .usage("--threads must be from 1 to 256") }
             o.threads = t

@@ -13,11 +13,11 @@ public enum PresetsCommand {
     """
 
     public static func run(_ words: [String], output: (String) -> Void = { print($0) }) throws(ToolError) {
-        let args = try Arguments(words, valued: ["--presets-dir": "presets", "--cube": "cube", "-o": "output", "--output": "output"],
+        let args = try Arguments(words, valued: ["--presets-dir": "presets-dir", "--cube": "cube", "-o": "output", "--output": "output"],
                                  flags: ["--json": "json"])
         guard args.operands.isEmpty else { throw .usage("presets: unexpected argument \"\(args.operands[0])\"") }
-        let directory = args.value("presets") ?? PresetLibrary.defaultDirectory
-        let library = try PresetLibrary(directory: directory, required: args.value("presets") != nil)
+        let directory = args.value("presets-dir") ?? PresetLibrary.defaultDirectory
+        let library = try PresetLibrary(directory: directory, required: args.value("presets-dir") != nil)
         for problem in library.problems { FileHandle.standardError.write(Data("loopix: warning: \(problem)\n".utf8)) }
         if let id = args.value("cube") {
             guard let out = args.value("output") else { throw .usage("presets --cube needs -o FILE.cube") }

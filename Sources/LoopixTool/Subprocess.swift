@@ -37,7 +37,7 @@ enum Subprocess {
         var pid: pid_t = 0
         let start = DispatchTime.now().uptimeNanoseconds
         let rc = argv.withUnsafeBufferPointer { p in
-            posix_spawn(&pid, executable, &actions, nil, p.baseAddress, environ)
+            posix_spawn(&pid, executable, &actions, nil, p.baseAddress!, environ)
         }
         guard rc == 0 else { throw ToolError("\(executable): cannot start (\(String(cString: strerror(rc))))") }
         var status: Int32 = 0

@@ -8,7 +8,9 @@ import ImageFiles
 final class DevelopTests: XCTestCase {
     func develop(_ words: [String]) throws -> (failed: Int, log: [String]) {
         var log: [String] = []
-        let failed = try DevelopCommand.run(DevelopCommand.parse(words + ["--presets-dir", "/nonexistent-on-purpose"]), log: { log.append($0) })
+        // An empty presets directory: the built-in looks only, whatever the machine has.
+        let presets = try Fixtures.temporaryDirectory()
+        let failed = try DevelopCommand.run(DevelopCommand.parse(words + ["--presets-dir", presets]), log: { log.append($0) })
         return (failed, log)
     }
 
@@ -124,7 +126,7 @@ final class DevelopTests: XCTestCase {
                 XCTAssertEqual(error as? ToolError, ToolError.usage(message))
             }
         }
-        XCTAssertThrowsError(try DevelopCommand.run(DevelopCommand.parse(["a.jpg", "-p", "nope", "--presets-dir", "/nonexistent"]))) { error in
+        XCTAssertThrowsError(try DevelopCommand.run(DevelopCommand.parse(["a.jpg", "-p", "nope", "--presets-dir", Fixtures.temporaryDirectory()]))) { error in
             XCTAssertTrue((error as? ToolError)?.message.hasPrefix("unknown preset \"nope\" (available: clean, mono, portra") == true, "\(error)")
         }
     }
