@@ -12,6 +12,8 @@ public struct ColorLUT: Sendable {
     let greenBase: [Int32]
     let blueBase: [Int32]
     let fraction: [Int32]
+    /// See `ColorLUTView.corners`.
+    let corners: [Int32]
 
     /// Samples `transform` (display-encoded 0…1 in and out) on the lattice.
     public init(gridSize: Int = defaultGridSize, transform: (SIMD3<Double>) -> SIMD3<Double>) {
@@ -42,6 +44,9 @@ public struct ColorLUT: Sendable {
         greenBase = base.map { $0 * Int32(n) }
         blueBase = base.map { $0 * Int32(n * n) }
         fraction = frac
+        let x = Int32(1), y = Int32(n), z = Int32(n * n)
+        corners = [z, 0, y, y, z, x, 0, x,
+                   y + z, 0, y + z, x + y, x + z, x + z, 0, x + y]
     }
 
     /// The identity (for timing other stages alone).
@@ -65,38 +70,43 @@ struct ColorLUTView {
     let strideG: Int
     let strideB: Int
 
-    /// 8.8 fixed-point output for one 8-bit RGB input (tetrahedral interpolation).
+    /// Offsets of the tetrahedron's two middle corners, A at [k] and B at [8 + k], for the
+    /// ordering index k = (fx ≥ fy) << 2 | (fy ≥ fz) << 1 | (fx ≥ fz) (k = 1 and 6 cannot occur).
+    let corners: UnsafePointer<Int32>
+
+    init(entries: UnsafePointer<SIMD4<UInt16>>, redBase: UnsafePointer<Int32>, greenBase: UnsafePointer<Int32>,
+         blueBase: UnsafePointer<Int32>, fraction: UnsafePointer<Int32>, corners: UnsafePointer<Int32>, gridSize n: Int) {
+        self.entries = entries
+        self.corners = corners
+        self.redBase = redBase
+        self.greenBase = greenBase
+        self.blueBase = blueBase
+        self.fraction = fraction
+        strideG = n
+        strideB = n * n
+    }
+
+    /// 8.8 fixed-point output for one 8-bit RGB input: tetrahedral interpolation without
+    /// branches. The tetrahedron's corners are c000, A (the axis of the largest fraction),
+    /// B (the two largest axes) and c111, weighted 256 − f1, f1 − f2, f2 − f3 and f3 for the
+    /// fractions sorted f1 ≥ f2 ≥ f3.
     @inline(__always)
-    func lookup(_ r: Int, _ g: Int, _ b: Int) -> SIMD4<Int32> {
-        let base = Int(redBase[r] &+ greenBase[g] &+ blueBase[b])
+    func lookup(_ r: Int, _ g: Int, _ b: Int) -> (Int32, Int32, Int32) {
+        let node = Int(redBase[r] &+ greenBase[g] &+ blueBase[b])
         let fx = fraction[r], fy = fraction[g], fz = fraction[b]
-        let p = entries + base
-        let c000 = SIMD4<Int32>(truncatingIfNeeded: p[0])
-        let c111 = SIMD4<Int32>(truncatingIfNeeded: p[1 &+ strideG &+ strideB])
-        var acc = c000 &* 256
-        if fx >= fy {
-            if fy >= fz {          // x ≥ y ≥ z
-                let c100 = SIMD4<Int32>(truncatingIfNeeded: p[1]), c110 = SIMD4<Int32>(truncatingIfNeeded: p[1 &+ strideG])
-                acc &+= (c100 &- c000) &* fx &+ (c110 &- c100) &* fy &+ (c111 &- c110) &* fz
-            } else if fx >= fz {   // x ≥ z > y
-                let c100 = SIMD4<Int32>(truncatingIfNeeded: p[1]), c101 = SIMD4<Int32>(truncatingIfNeeded: p[1 &+ strideB])
-                acc &+= (c100 &- c000) &* fx &+ (c101 &- c100) &* fz &+ (c111 &- c101) &* fy
-            } else {               // z > x ≥ y
-                let c001 = SIMD4<Int32>(truncatingIfNeeded: p[strideB]), c101 = SIMD4<Int32>(truncatingIfNeeded: p[1 &+ strideB])
-                acc &+= (c001 &- c000) &* fz &+ (c101 &- c001) &* fx &+ (c111 &- c101) &* fy
-            }
-        } else {
-            if fz >= fy {          // z ≥ y > x
-                let c001 = SIMD4<Int32>(truncatingIfNeeded: p[strideB]), c011 = SIMD4<Int32>(truncatingIfNeeded: p[strideG &+ strideB])
-                acc &+= (c001 &- c000) &* fz &+ (c011 &- c001) &* fy &+ (c111 &- c011) &* fx
-            } else if fz >= fx {   // y > z ≥ x
-                let c010 = SIMD4<Int32>(truncatingIfNeeded: p[strideG]), c011 = SIMD4<Int32>(truncatingIfNeeded: p[strideG &+ strideB])
-                acc &+= (c010 &- c000) &* fy &+ (c011 &- c010) &* fz &+ (c111 &- c011) &* fx
-            } else {               // y > x > z
-                let c010 = SIMD4<Int32>(truncatingIfNeeded: p[strideG]), c110 = SIMD4<Int32>(truncatingIfNeeded: p[1 &+ strideG])
-                acc &+= (c010 &- c000) &* fy &+ (c110 &- c010) &* fx &+ (c111 &- c110) &* fz
-            }
+        // Which of the six tetrahedra: three comparisons index the corner table.
+        let k = Int((fx >= fy ? 4 : 0) | (fy >= fz ? 2 : 0) | (fx >= fz ? 1 : 0) as Int32)
+        let oA = Int(corners[k]), oB = Int(corners[k &+ 8])
+        let f1 = max(fx, max(fy, fz)), f3 = min(fx, min(fy, fz))
+        let f2 = fx &+ fy &+ fz &- f1 &- f3
+        let w0 = 256 &- f1, wA = f1 &- f2, wB = f2 &- f3
+        // Four UInt16 per node (r, g, b, unused).
+        let e = UnsafeRawPointer(entries).assumingMemoryBound(to: UInt16.self)
+        let p0 = e + node &* 4, pA = e + (node &+ oA) &* 4, pB = e + (node &+ oB) &* 4
+        let p1 = e + (node &+ 1 &+ strideG &+ strideB) &* 4
+        @inline(__always) func channel(_ c: Int) -> Int32 {
+            (Int32(p0[c]) &* w0 &+ Int32(pA[c]) &* wA &+ Int32(pB[c]) &* wB &+ Int32(p1[c]) &* f3 &+ 128) &>> 8
         }
-        return (acc &+ 128) &>> 8
+        return (channel(0), channel(1), channel(2))
     }
 }

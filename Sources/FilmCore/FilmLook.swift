@@ -166,10 +166,11 @@ public final class FilmRenderer: @unchecked Sendable {
         look.lut.greenBase.withUnsafeBufferPointer { gb in
         look.lut.blueBase.withUnsafeBufferPointer { bb in
         look.lut.fraction.withUnsafeBufferPointer { fr in
+        look.lut.corners.withUnsafeBufferPointer { corners in
         (texture?.quantized ?? []).withUnsafeBufferPointer { tile in
             let lut = ColorLUTView(entries: entries.baseAddress!, redBase: rb.baseAddress!, greenBase: gb.baseAddress!,
-                                   blueBase: bb.baseAddress!, fraction: fr.baseAddress!,
-                                   strideG: look.lut.gridSize, strideB: look.lut.gridSize * look.lut.gridSize)
+                                   blueBase: bb.baseAddress!, fraction: fr.baseAddress!, corners: corners.baseAddress!,
+                                   gridSize: look.lut.gridSize)
             for y in rows {
                 let src = source + y * rowBytes
                 let dst = destination + y * rowBytes
@@ -186,32 +187,39 @@ public final class FilmRenderer: @unchecked Sendable {
                         offsetX = o.x
                     }
                     for px in x..<blockEnd {
-                        let i = px * 3
-                        let r = Int(src[i]), g = Int(src[i + 1]), b = Int(src[i + 2])
-                        var v = useColor ? lut.lookup(r, g, b) : SIMD4<Int32>(Int32(r) << 8, Int32(g) << 8, Int32(b) << 8, 0)
+                        let i = px &* 3
+                        let r = Int32(src[i]), g = Int32(src[i &+ 1]), b = Int32(src[i &+ 2])
+                        // 8.8 fixed point from here on, one channel per scalar (cheaper than
+                        // moving lanes in and out of a vector for table lookups).
+                        var vr = r &<< 8, vg = g &<< 8, vb = b &<< 8
+                        if useColor {
+                            (vr, vg, vb) = lut.lookup(Int(r), Int(g), Int(b))
+                        }
                         if useVignette {
                             let m = vignetteTable[Int((columnTerms[px] &+ rowTerm) &>> Self.radiusShift)]
-                            v = (v &* m &+ 2048) &>> 12
-                            v.replace(with: 65280, where: v .> 65280)
+                            vr = min((vr &* m &+ 2048) &>> 12, 65280)
+                            vg = min((vg &* m &+ 2048) &>> 12, 65280)
+                            vb = min((vb &* m &+ 2048) &>> 12, 65280)
                         }
-                        var o = (v &+ 128) &>> 8
+                        var or = (vr &+ 128) &>> 8, og = (vg &+ 128) &>> 8, ob = (vb &+ 128) &>> 8
                         if let tileRow {
-                            let t = tileRow + ((px &+ offsetX) & GrainTexture.tileMask) * 4
-                            o = SIMD4(Int32(grainTable[Int(o.x) << 8 | Int(t[0])]),
-                                      Int32(grainTable[Int(o.y) << 8 | Int(t[1])]),
-                                      Int32(grainTable[Int(o.z) << 8 | Int(t[2])]), 0)
+                            let t = tileRow + ((px &+ offsetX) & GrainTexture.tileMask) &* 4
+                            or = Int32(grainTable[Int(or &<< 8 | Int32(t[0]))])
+                            og = Int32(grainTable[Int(og &<< 8 | Int32(t[1]))])
+                            ob = Int32(grainTable[Int(ob &<< 8 | Int32(t[2]))])
                         }
                         if useBlend {
-                            let original = SIMD4<Int32>(Int32(r), Int32(g), Int32(b), 0)
-                            o = (original &* keep &+ o &* w &+ 128) &>> 8
+                            or = (r &* keep &+ or &* w &+ 128) &>> 8
+                            og = (g &* keep &+ og &* w &+ 128) &>> 8
+                            ob = (b &* keep &+ ob &* w &+ 128) &>> 8
                         }
-                        dst[i] = UInt8(truncatingIfNeeded: o.x)
-                        dst[i + 1] = UInt8(truncatingIfNeeded: o.y)
-                        dst[i + 2] = UInt8(truncatingIfNeeded: o.z)
+                        dst[i] = UInt8(truncatingIfNeeded: or)
+                        dst[i &+ 1] = UInt8(truncatingIfNeeded: og)
+                        dst[i &+ 2] = UInt8(truncatingIfNeeded: ob)
                     }
                     x = blockEnd
                 }
             }
-        }}}}}}
+        }}}}}}}
     }
 }
