@@ -3,12 +3,6 @@
 // Builds with Swift 6.0 (Debian 13 `swiftlang`) and newer; uses nothing newer than 6.0.
 import PackageDescription
 
-/// One system-library target per C library: a `[system]` module map, the pkg-config name and
-/// the Debian package that provides it (scripts/setup and trixie-build read these providers).
-func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
-    .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
-}
-
 let package = Package(
     name: "Loopix",
     products: [
@@ -21,14 +15,16 @@ let package = Package(
         // Software drawing (rectangles, lines, a built-in bitmap font) for contact sheets and overlays.
         .target(name: "Canvas", dependencies: ["FilmCore"]),
 
-        // C libraries, each wrapped in exactly one Swift module (ImageFiles).
+        // C libraries, each wrapped in exactly one Swift module (ImageFiles): a `[system]` module
+        // map, the pkg-config name and the Debian package that provides it (written out
+        // literally: ../shared/tools/trixie-build reads the `.apt([...])` lists).
         // libheif-dev pulls libheif1: on bookworm x265/libde265 are built in; on trixie the HEVC
         // encoder is the separate (merely recommended) package libheif-plugin-x265.
-        systemLibrary("CHeif", pkgConfig: "libheif", apt: ["libheif-dev"]),
-        systemLibrary("CLcms2", pkgConfig: "lcms2", apt: ["liblcms2-dev"]),
-        systemLibrary("CExif", pkgConfig: "libexif", apt: ["libexif-dev"]),
-        systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: ["libjpeg62-turbo-dev"]),
-        systemLibrary("CPng", pkgConfig: "libpng", apt: ["libpng-dev"]),
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
+        .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CJpeg", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CPng", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // Linux system calls that Glibc's Swift overlay does not import (renameat2).
         .target(name: "CLoopixSys"),
         // setjmp-guarded C helpers for libjpeg and libpng's classic API (their error handlers

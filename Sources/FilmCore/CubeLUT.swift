@@ -140,30 +140,36 @@ public struct CubeLUT: Sendable, Equatable, Codable {
 /// along its main diagonal; the fractional position picks one, and the result is a weighted
 /// sum of its four corners. Exact on the lattice, continuous across cells.
 enum Tetrahedral {
+    /// Barycentric weights of c000, A, B and c111 for fractions sorted f1 ≥ f2 ≥ f3.
+    @inline(__always)
+    static func blend(_ c000: SIMD3<Double>, _ a: SIMD3<Double>, _ b: SIMD3<Double>, _ c111: SIMD3<Double>,
+                      _ f1: Double, _ f2: Double, _ f3: Double) -> SIMD3<Double> {
+        // Written as separate steps: one long SIMD expression takes Swift 6.0's type checker minutes.
+        var out: SIMD3<Double> = c000 * (1 - f1)
+        out += a * (f1 - f2)
+        out += b * (f2 - f3)
+        out += c111 * f3
+        return out
+    }
+
     @inline(__always)
     static func interpolate(fraction f: SIMD3<Double>, _ corner: (Int, Int, Int) -> SIMD3<Double>) -> SIMD3<Double> {
         let c000 = corner(0, 0, 0), c111 = corner(1, 1, 1)
         if f.x >= f.y {
             if f.y >= f.z {
-                let c100 = corner(1, 0, 0), c110 = corner(1, 1, 0)
-                return c000 + f.x * (c100 - c000) + f.y * (c110 - c100) + f.z * (c111 - c110)
+                return blend(c000, corner(1, 0, 0), corner(1, 1, 0), c111, f.x, f.y, f.z)
             } else if f.x >= f.z {
-                let c100 = corner(1, 0, 0), c101 = corner(1, 0, 1)
-                return c000 + f.x * (c100 - c000) + f.z * (c101 - c100) + f.y * (c111 - c101)
+                return blend(c000, corner(1, 0, 0), corner(1, 0, 1), c111, f.x, f.z, f.y)
             } else {
-                let c001 = corner(0, 0, 1), c101 = corner(1, 0, 1)
-                return c000 + f.z * (c001 - c000) + f.x * (c101 - c001) + f.y * (c111 - c101)
+                return blend(c000, corner(0, 0, 1), corner(1, 0, 1), c111, f.z, f.x, f.y)
             }
         } else {
             if f.z >= f.y {
-                let c001 = corner(0, 0, 1), c011 = corner(0, 1, 1)
-                return c000 + f.z * (c001 - c000) + f.y * (c011 - c001) + f.x * (c111 - c011)
+                return blend(c000, corner(0, 0, 1), corner(0, 1, 1), c111, f.z, f.y, f.x)
             } else if f.z >= f.x {
-                let c010 = corner(0, 1, 0), c011 = corner(0, 1, 1)
-                return c000 + f.y * (c010 - c000) + f.z * (c011 - c010) + f.x * (c111 - c011)
+                return blend(c000, corner(0, 1, 0), corner(0, 1, 1), c111, f.y, f.z, f.x)
             } else {
-                let c010 = corner(0, 1, 0), c110 = corner(1, 1, 0)
-                return c000 + f.y * (c010 - c000) + f.x * (c110 - c010) + f.z * (c111 - c110)
+                return blend(c000, corner(0, 1, 0), corner(1, 1, 0), c111, f.y, f.x, f.z)
             }
         }
     }
