@@ -1,2 +1,4 @@
 import Appliance
-print("loopixd")
+import Foundation
+
+exit(Daemon.main(Array(CommandLine.arguments.dropFirst())))
