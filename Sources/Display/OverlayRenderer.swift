@@ -139,17 +139,28 @@ public struct OverlayRenderer: Sendable {
             ]
         }
 
-        // Top centre: REC dot and time (video); top right: the lens. The name gets what is left.
+        // Video: REC dot and time top centre, or — when the look's name and the lens would not
+        // fit beside it (a small panel) — on the second row at the right. Top right: the lens.
+        // The name gets what is left.
+        let secondRow = m + rowStep
         var leftEnd = w - m
         var rightStart = m
         if model.mode == .video {
             t.recording = model.recording ? "REC \(timeText(model.elapsedSeconds))" : "VIDEO"
             let dot = model.recording ? cap + 2 * s : 0
             let groupWidth = dot + inkWidth(t.recording, scale: s)
-            let x = (w - groupWidth) / 2
-            layout.recording = Rect(x: x - s, y: m - s, width: groupWidth + 2 * s, height: cell + 2 * s)
-            leftEnd = x - 4 * s
-            rightStart = x + groupWidth + 4 * s
+            let centreX = (w - groupWidth) / 2
+            let nameNeeds = model.presetName.isEmpty ? 0
+                : inkWidth(model.presetName, scale: s) + 3 * s + inkWidth(model.isPro ? "PRO" : "FREE", scale: s) + 4 * s
+            let lensNeeds = model.lensLabel.isEmpty ? 0 : inkWidth(model.lensLabel, scale: s)
+            if m + nameNeeds + 4 * s <= centreX && centreX + groupWidth + 4 * s + lensNeeds <= w - m {
+                layout.recording = Rect(x: centreX - s, y: m - s, width: groupWidth + 2 * s, height: cell + 2 * s)
+                leftEnd = centreX - 4 * s
+                rightStart = centreX + groupWidth + 4 * s
+            } else {
+                layout.recording = Rect(x: w - m - groupWidth - s, y: secondRow - s, width: groupWidth + 2 * s,
+                                        height: cell + 2 * s)
+            }
         }
         if !model.lensLabel.isEmpty {
             let room = max(0, min(w / 2 - m, w - m - rightStart))
@@ -169,7 +180,6 @@ public struct OverlayRenderer: Sendable {
             let badgeX = m + inkWidth(t.presetName, scale: s) + 3 * s
             layout.tierBadge = Rect(x: badgeX, y: m - s, width: badgeWidth, height: cap + 2 * s)
         }
-        let secondRow = m + rowStep
         var badgeX = m
         for (locked, label) in [(model.aeLocked, "AE-L"), (model.afLocked, "AF-L")] where locked {
             let rect = Rect(x: badgeX, y: secondRow - s, width: inkWidth(label, scale: s) + 4 * s, height: cap + 2 * s)

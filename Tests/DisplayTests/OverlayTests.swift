@@ -301,10 +301,33 @@ final class OverlayTests: XCTestCase {
         XCTAssertNil(layout.shotsRemaining, "no shot count while filming")
         XCTAssertGreaterThan(count(.red, in: rect, of: image), 0)
         XCTAssertLessThanOrEqual(abs(rect.midX - 240), 2, "top centre")
+        XCTAssertLessThan(rect.y, 320 / 10)
         assertChangesOnly(in: [rect], image, "REC")
         model.recording = false
         let (idle, idleLayout) = render(model, width: 480, height: 320)
         XCTAssertEqual(count(.red, in: idleLayout.recording!, of: idle), 0)
+    }
+
+    func testRecordingMovesToTheSecondRowRatherThanCutTheLooksName() throws {
+        var model = OverlayModel.camera(presetName: "Kodak Portra 400", isPro: true, lensLabel: "26 mm")
+        model.mode = .video
+        model.recording = true
+        model.elapsedSeconds = 83
+        let small = OverlayRenderer.layout(for: model, width: 480, height: 320)
+        let big = OverlayRenderer.layout(for: model, width: 1920, height: 1080)
+        // 1080p: everything on the top row, REC centred.
+        XCTAssertLessThanOrEqual(abs(try XCTUnwrap(big.recording).midX - 960), 2)
+        XCTAssertEqual(big.recording!.y, big.presetName!.y)
+        // 480×320: the name is not truncated; REC goes below the lens, at the right.
+        let rec = try XCTUnwrap(small.recording)
+        let name = try XCTUnwrap(small.presetName)
+        XCTAssertEqual(name.width, BitmapFont.width(of: "Kodak Portra 400", scale: small.textScale) + 2 * small.textScale)
+        XCTAssertGreaterThan(rec.y, name.maxY - small.textScale)
+        XCTAssertLessThanOrEqual(rec.maxX, 480)
+        XCTAssertGreaterThan(rec.x, 240)
+        for other in [small.presetName!, small.tierBadge!, small.lensLabel!, small.evScale!] {
+            XCTAssertNil(rec.intersection(other))
+        }
     }
 
     func testReticleSurroundsTheFocusPointAndTurnsGreenWhenLocked() {
