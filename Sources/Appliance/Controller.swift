@@ -293,8 +293,10 @@ public final class Controller: @unchecked Sendable {
 
     private func show() {
         do { try devices.display.show(composed) } catch {
+            guard !(devices.display is HeadlessDisplay),
+                  let headless = try? HeadlessDisplay(width: composed.width, height: composed.height) else { return }
             Log.error("display \(devices.display.name): \(error); continuing headless")
-            devices.display = HeadlessDisplay(width: composed.width, height: composed.height)
+            devices.display = headless
         }
     }
 
@@ -307,6 +309,8 @@ public final class Controller: @unchecked Sendable {
         var model = OverlayModel()
         model.grid = state.grid
         model.ev = state.ev
+        model.evScaleVisible = true
+        model.shutterMarkerVisible = state.onboardingDone
         model.dial = state.dial == .ev ? .ev : .intensity
         model.intensity = state.intensity
         model.intensityVisible = state.dial == .intensity || t < intensityVisibleUntil

@@ -80,7 +80,11 @@ public enum Daemon {
         simulated = SimulatedCamera(stillWidth: config.camera.simulatedStillWidth, stillHeight: config.camera.simulatedStillHeight,
                                     photos: loadPhotos(config.camera.photosDirectory))
 
-        let display = makeDisplay(config, headless: headless)
+        let display: DisplaySink
+        do { display = try makeDisplay(config, headless: headless) } catch {
+            Log.error("display: \(error)")
+            return 1
+        }
         let motion = ScriptedMotion(constant: .level)
         let controller = Controller(config: config, configPath: configPath,
                                     devices: .init(camera: simulated, simulated: simulated, display: display, motion: motion))
@@ -123,9 +127,9 @@ public enum Daemon {
         return 2
     }
 
-    static func makeDisplay(_ config: Config, headless: Bool) -> DisplaySink {
+    static func makeDisplay(_ config: Config, headless: Bool) throws -> DisplaySink {
         let w = config.display.width, h = config.display.height
-        if headless || config.display.backend == "headless" { return HeadlessDisplay(width: w, height: h) }
+        if headless || config.display.backend == "headless" { return try HeadlessDisplay(width: w, height: h) }
         let env = ProcessInfo.processInfo.environment
         let hasDesktop = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
         if config.display.backend == "window" || (config.display.backend == "auto" && hasDesktop) {
@@ -137,7 +141,7 @@ public enum Daemon {
         } else if config.display.backend == "kms" {
             Log.warning("the KMS display backend is not in this build yet: running headless")
         }
-        return HeadlessDisplay(width: w, height: h)
+        return try HeadlessDisplay(width: w, height: h)
     }
 
     static func loadPhotos(_ directory: String?) -> [RGBImage] {
