@@ -114,7 +114,7 @@ struct SyntheticScene: Sendable {
         dot.u = Float(0.1 * cos(twoPi * t / 3))
         dot.v = Float(0.05 + 0.1 * sin(twoPi * t / 3))
         // The cloud crosses the sky in 40 s and wraps around.
-        let phase = (t / 40).truncatingRemainder(dividingBy: 1)
+        let phase = (t / 40 + 0.4).truncatingRemainder(dividingBy: 1)
         cloudU = Float(-1.4 + 2.8 * phase)
     }
 
