@@ -17,6 +17,36 @@ public enum SimulatedFault: Sendable, Equatable {
     case disappear
 }
 
+extension SimulatedFault: CustomStringConvertible {
+    /// Parses the words of the daemon's `simulate` command: `none`, `stall SECONDS`,
+    /// `timeout COUNT` (default 1) or `disappear`. Nil for anything else.
+    public init?(command: String) {
+        let words = command.split(whereSeparator: { $0 == " " || $0 == "\t" }).map { $0.lowercased() }
+        switch (words.first, words.count) {
+        case ("none", 1): self = .none
+        case ("disappear", 1): self = .disappear
+        case ("stall", 2):
+            guard let seconds = Double(words[1]), seconds.isFinite, seconds >= 0 else { return nil }
+            self = .stall(seconds: seconds)
+        case ("timeout", 1): self = .timeoutNext(count: 1)
+        case ("timeout", 2):
+            guard let count = Int(words[1]), count >= 0 else { return nil }
+            self = .timeoutNext(count: count)
+        default: return nil
+        }
+    }
+
+    /// The command that gives this fault back ("stall 2.5").
+    public var description: String {
+        switch self {
+        case .none: return "none"
+        case .stall(let seconds): return "stall \(seconds)"
+        case .timeoutNext(let count): return "timeout \(count)"
+        case .disappear: return "disappear"
+        }
+    }
+}
+
 /// What the simulated camera looks at.
 public enum SimulatedScene: Sendable {
     /// The moving synthetic scene (sky, sun, cloud, textured ground, coloured shapes).

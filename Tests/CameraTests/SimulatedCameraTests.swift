@@ -401,3 +401,19 @@ final class LockedList: @unchecked Sendable {  // `list` is guarded by `lock`.
     func append(_ s: String) { lock.lock(); list.append(s); lock.unlock() }
     var items: [String] { lock.lock(); defer { lock.unlock() }; return list }
 }
+
+final class SimulatedFaultTests: XCTestCase {
+    func testParsesTheSimulateCommand() {
+        XCTAssertEqual(SimulatedFault(command: "none"), SimulatedFault.none)
+        XCTAssertEqual(SimulatedFault(command: "stall 2.5"), .stall(seconds: 2.5))
+        XCTAssertEqual(SimulatedFault(command: "Timeout"), .timeoutNext(count: 1))
+        XCTAssertEqual(SimulatedFault(command: "timeout  3"), .timeoutNext(count: 3))
+        XCTAssertEqual(SimulatedFault(command: "disappear"), .disappear)
+        for bad in ["", "stall", "stall -1", "stall x", "timeout 1.5", "explode", "none now"] {
+            XCTAssertNil(SimulatedFault(command: bad), bad)
+        }
+        for fault in [SimulatedFault.none, .stall(seconds: 0.25), .timeoutNext(count: 4), .disappear] {
+            XCTAssertEqual(SimulatedFault(command: fault.description), fault)
+        }
+    }
+}
