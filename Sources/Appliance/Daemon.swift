@@ -78,14 +78,14 @@ public enum Daemon {
             Log.warning("no camera found: using the simulated camera")
         }
         simulated = SimulatedCamera(stillWidth: config.camera.simulatedStillWidth, stillHeight: config.camera.simulatedStillHeight,
-                                    photos: loadPhotos(config.camera.photosDirectory))
+                                    photosDirectory: config.camera.photosDirectory, photoLoader: { try ImageReader.read(path: $0) })
 
         let display: DisplaySink
         do { display = try makeDisplay(config, headless: headless) } catch {
             Log.error("display: \(error)")
             return 1
         }
-        let motion = ScriptedMotion(constant: .level)
+        let motion = ScriptedMotion(.level, name: "simulated (level and still)")
         let controller = Controller(config: config, configPath: configPath,
                                     devices: .init(camera: simulated, simulated: simulated, display: display, motion: motion))
 
@@ -142,18 +142,5 @@ public enum Daemon {
             Log.warning("the KMS display backend is not in this build yet: running headless")
         }
         return try HeadlessDisplay(width: w, height: h)
-    }
-
-    static func loadPhotos(_ directory: String?) -> [RGBImage] {
-        guard let directory else { return [] }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        var photos: [RGBImage] = []
-        for name in names.sorted() {
-            do { photos.append(try ImageReader.read(path: directory + "/" + name)) } catch {
-                Log.warning("\(directory)/\(name): skipped (\(error))")
-            }
-        }
-        if photos.isEmpty { Log.warning("\(directory): no photos for the simulated camera; using the synthetic scene") }
-        return photos
     }
 }
