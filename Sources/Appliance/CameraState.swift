@@ -23,6 +23,8 @@ public struct CameraState: Sendable, Equatable {
     public var dial: Dial = .ev
     /// False until the user has picked the shutter button on first start.
     public var onboardingDone: Bool
+    /// Intensity of a look the user has not adjusted (the configuration's default).
+    public var defaultIntensity: Double = 1
 
     public init(presetID: String, intensities: [String: Double] = [:], ev: Double = 0, lensIndex: Int = 0, grid: Bool = false,
                 handedness: Handedness = .right, onboardingDone: Bool = false) {
@@ -37,7 +39,7 @@ public struct CameraState: Sendable, Equatable {
 
     /// The current look's intensity (1 until the user changes it).
     public var intensity: Double {
-        get { intensities[presetID] ?? 1 }
+        get { intensities[presetID] ?? defaultIntensity }
         set { intensities[presetID] = min(max(newValue, 0), 1) }
     }
 

@@ -60,6 +60,8 @@ public final class Controller: @unchecked Sendable {
     private var intensityVisibleUntil: UInt64 = 0
     private var cameraRunning = false
     private var lastFrameAt: UInt64 = 0
+    /// When the camera last delivered a frame (0: not since it started).
+    private var frameDeliveredAt: UInt64 = 0
     private var cameraRestarts = 0
     private var nextCameraAttempt: UInt64 = 0
     private var cameraError: String?
@@ -80,8 +82,11 @@ public final class Controller: @unchecked Sendable {
         self.devices = devices
         self.presets = presets
         rules = StateRules(presetIDs: presets.map(\.id), lensCount: devices.camera.lenses.count)
+        do { try FileManager.default.createDirectory(atPath: config.state.directory, withIntermediateDirectories: true) } catch {
+            Log.error("\(config.state.directory): cannot create the state directory (\(error)); settings will not be kept")
+        }
         settingsStore = SettingsStore(directory: config.state.directory)
-        let loaded = settingsStore.load(defaults: Settings(config: config))
+        let loaded = settingsStore.load(defaults: Settings(defaults: config.defaults))
         if let warning = loaded.warning { Log.warning(warning) }
         let s = loaded.settings
         var state = CameraState(presetID: presets.contains { $0.id == s.preset } ? s.preset : (presets.first?.id ?? "clean"),
@@ -89,6 +94,7 @@ public final class Controller: @unchecked Sendable {
                                 lensIndex: min(max(s.lensIndex, 0), max(devices.camera.lenses.count - 1, 0)),
                                 grid: s.grid, handedness: s.handedness, onboardingDone: s.onboardingDone)
         state.dial = .ev
+        state.defaultIntensity = config.defaults.intensity / 100
         self.state = state
         storage = PhotoStorage(directory: config.storage.directory, stateDirectory: config.state.directory,
                                reserveBytes: Int64(config.storage.reserveMB) * 1_048_576)
@@ -124,7 +130,7 @@ public final class Controller: @unchecked Sendable {
         do {
             let license = try License.verify([UInt8](bytes), publicKey: key)
             Log.info("licensed to \(license.licensee)")
-            return license.features.contains("pro")
+            return license.has("pro")
         } catch {
             Log.warning("\(config.license.file): \(error); Pro looks carry a watermark")
             return false
@@ -209,8 +215,7 @@ public final class Controller: @unchecked Sendable {
             devices.camera.setControls(cameraControls)
             cameraRunning = true
             lastFrameAt = now()
-            if cameraError != nil { Log.info("camera is back") }
-            cameraError = nil
+            frameDeliveredAt = 0
         } catch {
             cameraRunning = false
             cameraError = "\(error)"
@@ -237,6 +242,8 @@ public final class Controller: @unchecked Sendable {
         do {
             lastMetadata = try devices.camera.nextPreviewFrame(into: &cameraFrame, timeout: 0.1)
             lastFrameAt = now()
+            frameDeliveredAt = lastFrameAt
+            if cameraError != nil { Log.info("camera is back: frames are flowing") }
             cameraRestarts = 0
             cameraError = nil
         } catch CameraError.timeout {
@@ -453,73 +460,77 @@ public final class Controller: @unchecked Sendable {
 
     /// Answers one control-socket request (runs on the loop via the mailbox).
     func answer(_ request: ControlRequest) -> ControlReply {
+        func ok(_ fields: [String: ControlValue] = [:]) -> ControlReply { .success(fields) }
+        func fail(_ message: String) -> ControlReply { .failure(message) }
         switch request {
         case .status:
-            return .ok(status())
+            return ok(status())
         case .capture:
             switch capture() {
-            case .success(let path): return .ok(["path": path])
+            case .success(let path): return ok(["path": .string(path)])
             case .failure(let refusal):
                 setBanner(refusal.message)
-                return .error(refusal.message)
+                return fail(refusal.message)
             }
         case .preset(let name):
             guard let preset = presets.first(where: { $0.id == name.lowercased() }) else {
-                return .error("unknown preset \"\(name)\"")
+                return fail("unknown preset \"\(name)\"")
             }
             state.presetID = preset.id
             compileLook()
             saveSettings()
-            return .ok(["preset": preset.id])
+            return ok(["preset": .string(preset.id)])
         case .intensity(let percent):
             state.intensity = percent / 100
             intensityVisibleUntil = now() + 1_500_000_000
             saveSettings()
-            return .ok(["intensity": Int((state.intensity * 100).rounded())])
+            return ok(["intensity": .int(Int((state.intensity * 100).rounded()))])
         case .ev(let ev):
             state.ev = CameraState.snapEV(ev)
             devices.camera.setControls(cameraControls)
             saveSettings()
-            return .ok(["ev": state.ev])
+            return ok(["ev": .double(state.ev)])
         case .lens(let index):
             guard devices.camera.lenses.indices.contains(index) else {
-                return .error("lens \(index) does not exist (0…\(devices.camera.lenses.count - 1))")
+                return fail("lens \(index) does not exist (0…\(devices.camera.lenses.count - 1))")
             }
             if index != state.lensIndex {
                 state.lensIndex = index
                 handleLensSwitch()
                 saveSettings()
             }
-            return .ok(["lens": index, "label": devices.camera.lenses[index].label])
-        case .mode(let video):
-            state.mode = video ? .video : .photo
-            return .ok(["mode": state.mode.rawValue])
+            return ok(["lens": .int(index), "label": .string(devices.camera.lenses[index].label)])
+        case .mode(let mode):
+            state.mode = mode == .video ? .video : .photo
+            return ok(["mode": .string(state.mode.rawValue)])
         case .grid(let on):
             state.grid = on
             saveSettings()
-            return .ok(["grid": on])
+            return ok(["grid": .bool(on)])
         case .handedness(let h):
             state.handedness = h
             state.onboardingDone = true
             saveSettings()
-            return .ok(["handedness": h.rawValue])
+            return ok(["handedness": .string(h.rawValue)])
         case .snapshot(let path):
             do {
                 try ImageWriter.write(composed, to: path, format: .png, replace: true)
-                return .ok(["path": path])
+                return ok(["path": .string(path)])
             } catch {
-                return .error("\(error)")
+                return fail("\(error)")
             }
         case .simulate(let fault, let seconds):
-            guard let sim = devices.simulated else { return .error("simulate needs the simulated camera (loopixd --simulate)") }
+            guard let sim = devices.simulated else { return fail("simulate needs the simulated camera (loopixd --simulate)") }
             switch fault {
-            case "stall": sim.inject(.stall(seconds: seconds))
-            case "disappear": sim.inject(.disappear)
-            case "timeout": sim.inject(.timeoutNext(count: max(1, Int(seconds))))
-            case "none": sim.inject(.none)
-            default: return .error("unknown fault \"\(fault)\" (stall, disappear, timeout, none)")
+            case .stall: sim.inject(seconds > 0 ? .stall(seconds: seconds) : .none)
+            case .disconnect: sim.inject(seconds > 0 ? .disappear : .none)
             }
-            return .ok(["fault": fault])
+            if fault == .disconnect && seconds > 0 {
+                // The camera comes back after `seconds`, as if replugged.
+                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { sim.inject(.none) }
+            }
+            Log.info("simulated camera: \(fault.rawValue) for \(seconds) s")
+            return ok(["fault": .string(fault.rawValue), "seconds": .double(seconds)])
         }
     }
 
@@ -530,17 +541,21 @@ public final class Controller: @unchecked Sendable {
         startCamera()
     }
 
-    private func status() -> [String: Any] {
-        var s: [String: Any] = [
-            "preset": state.presetID, "presetName": currentPreset.name, "tier": currentPreset.tier.rawValue,
-            "intensity": Int((state.intensity * 100).rounded()), "ev": state.ev, "lens": state.lensIndex,
-            "lenses": devices.camera.lenses.map(\.label), "mode": state.mode.rawValue, "grid": state.grid,
-            "handedness": state.handedness.rawValue, "aeLocked": state.aeLocked, "afLocked": state.afLocked,
-            "queue": captures.pending, "saved": savedPhotos, "licensed": licensed, "onboardingDone": state.onboardingDone,
-            "camera": cameraRunning ? "ok" : (cameraError ?? "stopped"), "display": devices.display.name,
+    /// Frames arrived within the last second.
+    private var cameraHealthy: Bool { cameraRunning && frameDeliveredAt > 0 && now() - frameDeliveredAt < 1_000_000_000 }
+
+    private func status() -> [String: ControlValue] {
+        var s: [String: ControlValue] = [
+            "preset": .string(state.presetID), "presetName": .string(currentPreset.name), "tier": .string(currentPreset.tier.rawValue),
+            "intensity": .int(Int((state.intensity * 100).rounded())), "ev": .double(state.ev), "lens": .int(state.lensIndex),
+            "lenses": .array(devices.camera.lenses.map { .string($0.label) }), "mode": .string(state.mode.rawValue),
+            "grid": .bool(state.grid), "handedness": .string(state.handedness.rawValue), "aeLocked": .bool(state.aeLocked),
+            "afLocked": .bool(state.afLocked), "queue": .int(captures.pending), "saved": .int(savedPhotos), "licensed": .bool(licensed),
+            "onboardingDone": .bool(state.onboardingDone), "camera": .string(cameraHealthy ? "ok" : (cameraError ?? "waiting for frames")),
+            "display": .string(devices.display.name), "watermark": .bool(watermarked),
         ]
-        if let lastPhoto { s["lastPhoto"] = lastPhoto }
-        if let shots = storage.shotsRemaining(bytesPerPhoto: 4_000_000) { s["shotsRemaining"] = shots }
+        if let lastPhoto { s["lastPhoto"] = .string(lastPhoto) }
+        if let shots = storage.shotsRemaining(bytesPerPhoto: 4_000_000) { s["shotsRemaining"] = .int(shots) }
         return s
     }
 }

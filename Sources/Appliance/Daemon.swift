@@ -22,8 +22,6 @@ public enum Daemon {
     Signals: SIGTERM/SIGINT stop after the queued photos are saved; SIGHUP reloads the configuration.
     """
 
-    public static let defaultConfigPath = "/etc/loopix/loopix.json"
-
     /// Runs the daemon; returns the exit status.
     public static func main(_ arguments: [String]) -> Int32 {
         var configPath: String?
@@ -48,37 +46,32 @@ public enum Daemon {
         }
         let config: Config
         do {
-            if let configPath {
-                config = try Config.load(path: configPath)
-            } else if FileManager.default.fileExists(atPath: defaultConfigPath) {
-                config = try Config.load(path: defaultConfigPath)
-                configPath = defaultConfigPath
-            } else {
-                config = Config.defaults
-                if !checkOnly { Log.info("no \(defaultConfigPath): using the built-in defaults") }
-            }
+            config = try Config.load(path: configPath)
         } catch {
             Log.error("\(error)")
             return 2
         }
         if checkOnly {
-            print("\(configPath ?? "defaults"): configuration is valid")
+            print("\(config.source): configuration is valid")
             return 0
         }
+        for note in config.notes { Log.info(note) }
+        if configPath == nil && FileManager.default.fileExists(atPath: Config.defaultPath) { configPath = Config.defaultPath }
 
-        // Camera: no hardware backend is built yet, so `auto` finds no camera and simulates.
-        let simulated: SimulatedCamera
-        switch (simulate, config.camera.backend) {
-        case (true, _), (_, "simulated"):
-            Log.info("camera: simulated")
-        case (_, "libcamera") where config.camera.required, (_, "auto") where config.camera.required:
-            Log.error("no camera found and the configuration requires one (camera.required)")
-            return 1
-        default:
-            Log.warning("no camera found: using the simulated camera")
+        // Camera: no hardware backend is in this build yet, so no camera is ever "present";
+        // `auto` falls back to the simulated one (saying so) unless the configuration insists.
+        if !simulate {
+            do {
+                let (_, note) = try config.resolveCameraBackend(cameraPresent: false)
+                if let note { Log.warning(note) }
+            } catch {
+                Log.error("\(error)")
+                return 1
+            }
         }
-        simulated = SimulatedCamera(stillWidth: config.camera.simulatedStillWidth, stillHeight: config.camera.simulatedStillHeight,
-                                    photosDirectory: config.camera.photosDirectory, photoLoader: { try ImageReader.read(path: $0) })
+        Log.info("camera: simulated")
+        let simulated = SimulatedCamera(stillWidth: config.camera.simulatedStillWidth, stillHeight: config.camera.simulatedStillHeight,
+                                        photosDirectory: config.camera.photosDirectory, photoLoader: { try ImageReader.read(path: $0) })
 
         let display: DisplaySink
         do { display = try makeDisplay(config, headless: headless) } catch {
@@ -92,8 +85,9 @@ public enum Daemon {
         let server: ControlServer
         do {
             server = try ControlServer(path: config.socket.path, group: config.socket.group) { request in
-                controller.mailbox.call(timeout: 5) { controller.answer(request) } ?? .error("busy: the daemon did not answer in 5 s")
+                controller.mailbox.call(timeout: 5) { controller.answer(request) } ?? .failure("busy: the daemon did not answer in 5 s")
             }
+            server.start()
         } catch {
             Log.error("\(error)")
             return 1
@@ -129,16 +123,16 @@ public enum Daemon {
 
     static func makeDisplay(_ config: Config, headless: Bool) throws -> DisplaySink {
         let w = config.display.width, h = config.display.height
-        if headless || config.display.backend == "headless" { return try HeadlessDisplay(width: w, height: h) }
+        if headless || config.display.backend == .headless { return try HeadlessDisplay(width: w, height: h) }
         let env = ProcessInfo.processInfo.environment
         let hasDesktop = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
-        if config.display.backend == "window" || (config.display.backend == "auto" && hasDesktop) {
+        if config.display.backend == .window || (config.display.backend == .auto && hasDesktop) {
             do {
                 return try SDLWindow(width: w, height: h, title: "Loopix")
             } catch {
                 Log.warning("no window (\(error)): running headless")
             }
-        } else if config.display.backend == "kms" {
+        } else if config.display.backend == .kms {
             Log.warning("the KMS display backend is not in this build yet: running headless")
         }
         return try HeadlessDisplay(width: w, height: h)

@@ -4,7 +4,7 @@ import FilmCore
 import Foundation
 
 /// A desktop window for developing on a laptop (SDL2): shows the composed frames and turns the
-/// keyboard (see `DisplayKeys`) and left mouse clicks (`focusTap`) into input events.
+/// keyboard (see `KeyboardMap` in Controls) and left mouse clicks (`focusTap`) into input events.
 ///
 /// Needs a display server; without one `init` throws (`DisplayError.sdl`) and the daemon falls
 /// back to `HeadlessDisplay`. With `SDL_VIDEODRIVER=dummy` it runs anywhere (CI).
@@ -23,6 +23,8 @@ public final class SDLWindow: DisplaySink {
 
     public let width: Int
     public let height: Int
+    /// Which key does what (Controls' standard map unless the daemon passes another).
+    public var keyboard = KeyboardMap.standard
     public let title: String
     public var name: String { "SDL window \(width)×\(height)" }
     public let presentation: Presentation
@@ -128,9 +130,10 @@ public final class SDLWindow: DisplaySink {
                 closeRequested = true
                 return nil
             }
-            guard let key = SDLWindow.key(sym) else { return nil }
-            if event.key.repeat != 0 && !DisplayKeys.repeats(key) { return nil }
-            return DisplayKeys.event(for: key)
+            guard var key = SDLWindow.keyName(sym) else { return nil }
+            if event.key.keysym.mod & UInt16(KMOD_SHIFT.rawValue) != 0 { key = "shift+" + key }
+            if event.key.repeat != 0 && !keyboard.repeats(key: key) { return nil }
+            return keyboard.event(forKey: key)
         case SDL_MOUSEBUTTONDOWN.rawValue:
             guard event.button.button == UInt8(SDL_BUTTON_LEFT), event.button.which != UInt32.max /* SDL_TOUCH_MOUSEID */ else {
                 return nil
@@ -145,13 +148,14 @@ public final class SDLWindow: DisplaySink {
         return nil
     }
 
-    /// The `DisplayKeys.Key` for an SDL keycode.
-    static func key(_ sym: SDL_Keycode) -> DisplayKeys.Key? {
+    /// The `KeyboardMap` name of an SDL keycode ("up", "return", "space", "f").
+    static func keyName(_ sym: SDL_Keycode) -> String? {
         switch sym {
-        case Int32(SDLK_UP.rawValue): return .up
-        case Int32(SDLK_DOWN.rawValue): return .down
-        case Int32(SDLK_RETURN.rawValue), Int32(SDLK_KP_ENTER.rawValue): return .enter
-        case 0x20 ... 0x7E: return Unicode.Scalar(UInt32(sym)).map { .character($0) }
+        case Int32(SDLK_UP.rawValue): return "up"
+        case Int32(SDLK_DOWN.rawValue): return "down"
+        case Int32(SDLK_RETURN.rawValue), Int32(SDLK_KP_ENTER.rawValue): return "return"
+        case 0x20: return "space"
+        case 0x21 ... 0x7E: return Unicode.Scalar(UInt32(sym)).map { String(Character($0)) }
         default: return nil
         }
     }

@@ -199,7 +199,7 @@ final class DaemonEndToEndTests: XCTestCase {
         guard mount("tmpfs", d.photos, "tmpfs", 0, "size=1m") == 0 else {
             throw XCTSkip("cannot mount a small tmpfs here (\(String(cString: strerror(errno))))")
         }
-        defer { umount2(d.photos, MNT_DETACH) }
+        defer { umount2(d.photos, Int32(MNT_DETACH)) }
         FileManager.default.createFile(atPath: d.photos + "/filler", contents: Data(count: 1024 * 1024 - 4096))
         // Reserve 1 MB: the shutter is refused before anything is written.
         var config = try String(contentsOfFile: d.configPath, encoding: .utf8)

@@ -55,7 +55,7 @@ final class DaemonHarness {
             guard p.isRunning else { break }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        throw XCTSkip("loopixd did not come up; its log:\n" + log(tail: 20))
+        throw NSError(domain: "loopixd", code: 1, userInfo: [NSLocalizedDescriptionKey: "loopixd did not come up; its log:\n" + self.log(tail: 20)])
     }
 
     func log(tail: Int = 40) -> String {
