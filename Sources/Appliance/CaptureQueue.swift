@@ -20,9 +20,11 @@ public struct CaptureJob: Sendable {
     public var watermark: Bool
     public var path: String
     public var date: Date
+    /// Also save the undeveloped still as PNG beside the HEIC (same number, .PNG).
+    public var keepOriginal = false
 
     public init(still: RGBImage, metadata: FrameMetadata, lens: Lens, preset: Preset, intensity: Double, grainSeed: UInt64,
-                grainFrame: UInt64, orientation: Int, watermark: Bool, path: String, date: Date) {
+                grainFrame: UInt64, orientation: Int, watermark: Bool, path: String, date: Date, keepOriginal: Bool = false) {
         self.still = still
         self.metadata = metadata
         self.lens = lens
@@ -34,6 +36,7 @@ public struct CaptureJob: Sendable {
         self.watermark = watermark
         self.path = path
         self.date = date
+        self.keepOriginal = keepOriginal
     }
 }
 
@@ -94,6 +97,10 @@ public final class CaptureQueue: @unchecked Sendable {
 
     /// Develops at full resolution with the look and writes the HEIC atomically.
     static func develop(_ job: CaptureJob, heic: HEICOptions, threads: Int) throws {
+        if job.keepOriginal {
+            let original = (job.path as NSString).deletingPathExtension + ".PNG"
+            try ImageWriter.write(job.still, to: original, format: .png, replace: false)
+        }
         var image = job.still
         let look = FilmLook(preset: job.preset, settings: RenderSettings(ev: 0, intensity: job.intensity, grainSeed: job.grainSeed))
         FilmRenderer(look: look, width: image.width, height: image.height).render(&image, grainFrame: job.grainFrame, threads: threads)

@@ -32,7 +32,7 @@ public struct ConfigError: Error, Equatable, CustomStringConvertible {
 ///   "socket":   { "path": "/run/loopix/control.sock", "group": "loopix" },
 ///   "license":  { "publicKey": "<base64 or hex Ed25519 public key>", "file": "/var/lib/loopix/license.json" },
 ///   "defaults": { "preset": "portra", "intensity": 100, "ev": 0, "handedness": "right", "grid": false },
-///   "capture":  { "queueLength": 3, "heicQuality": 90, "x265Preset": "ultrafast" } }
+///   "capture":  { "queueLength": 3, "heicQuality": 90, "x265Preset": "ultrafast", "keepOriginal": false } }
 /// ```
 /// Every section and key is optional (the values above are the defaults, except that
 /// `photosDirectory`, `socket.group` and `license.publicKey` are absent by default). Unknown
@@ -109,6 +109,8 @@ public struct Config: Sendable, Equatable {
         public var queueLength = 3
         public var heicQuality = 90
         public var x265Preset = "ultrafast"
+        /// Also keep each undeveloped still as a lossless PNG beside its HEIC (LPX_0001.PNG).
+        public var keepOriginal = false
         public init() {}
     }
 
@@ -257,6 +259,7 @@ public struct Config: Sendable, Equatable {
                 }
                 c.x265Preset = p
             }
+            c.keepOriginal = try r.bool("keepOriginal") ?? c.keepOriginal
             config.capture = c
         }
         try r.rejectUnknown(allowed: "board, camera, display, storage, state, socket, license, defaults, capture")

@@ -438,7 +438,8 @@ public final class Controller: @unchecked Sendable {
         }
         let job = CaptureJob(still: still, metadata: metadata, lens: devices.camera.lenses[state.lensIndex], preset: currentPreset,
                              intensity: state.intensity, grainSeed: RenderSettings().grainSeed, grainFrame: grainClock.frame,
-                             orientation: analyzer.orientation, watermark: watermarked, path: path, date: Date())
+                             orientation: analyzer.orientation, watermark: watermarked, path: path, date: Date(),
+                             keepOriginal: config.capture.keepOriginal)
         guard captures.submit(job) else { return .failure(Refusal(message: "Busy: photo queue full")) }
         Log.info("shutter: \(path) (\(currentPreset.name), \(Int((state.intensity * 100).rounded())) %)")
         return .success(path)

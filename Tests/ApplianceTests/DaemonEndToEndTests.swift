@@ -1,3 +1,4 @@
+import Appliance
 import Display
 import FilmCore
 import Foundation
@@ -224,5 +225,70 @@ final class DaemonEndToEndTests: XCTestCase {
         }
         XCTAssertEqual(try d.request(#"{"cmd":"status"}"#)["ok"] as? Bool, true, "still running")
         XCTAssertTrue(d.log().contains("<3>"), "errors logged as errors")
+    }
+}
+
+/// The look, the license and the watermark, end to end.
+final class DaemonLookTests: XCTestCase {
+    /// Mean of each channel of an image.
+    func means(_ image: RGBImage) -> SIMD3<Double> {
+        var sum = SIMD3<Double>.zero
+        for i in stride(from: 0, to: image.pixels.count, by: 3) {
+            sum += SIMD3(Double(image.pixels[i]), Double(image.pixels[i + 1]), Double(image.pixels[i + 2]))
+        }
+        return sum / Double(image.pixelCount)
+    }
+
+    /// The daemon's photo has the look `loopix develop` gives the same still (kept as PNG):
+    /// the same mean colour within 2 levels (grain frames differ, HEIC is lossy), and clearly
+    /// not the original's.
+    func testAPhotoHasThePresetsLookAsLoopixDevelopGivesIt() throws {
+        let d = try DaemonHarness(extraConfig: #""capture": { "keepOriginal": true }"#)
+        try d.start()
+        defer { d.stop() }
+        // A free look: Pro looks carry the watermark while unlicensed.
+        _ = try d.request(#"{"cmd":"preset","name":"portra"}"#)
+        _ = try d.request(#"{"cmd":"intensity","value":80}"#)
+        let path = try XCTUnwrap(d.request(#"{"cmd":"capture"}"#)["path"] as? String)
+        try d.waitForStatus { $0["saved"] as? Int == 1 }
+        let original = (path as NSString).deletingPathExtension + ".PNG"
+        let developed = d.directory + "/developed.heic"
+        let loopix = DaemonHarness.packageRoot + "/.build/debug/loopix"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: loopix)
+        p.arguments = ["develop", original, "-p", "portra", "-i", "80", "-o", developed, "--presets-dir", d.directory]
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+        let daemonPhoto = means(try ImageReader.read(path: path))
+        let cliPhoto = means(try ImageReader.read(path: developed))
+        let still = means(try ImageReader.read(path: original))
+        for c in 0..<3 {
+            XCTAssertEqual(daemonPhoto[c], cliPhoto[c], accuracy: 2, "channel \(c): the same look")
+        }
+        XCTAssertGreaterThan(abs(daemonPhoto.x - still.x) + abs(daemonPhoto.z - still.z), 6, "and not the original")
+    }
+
+    func testProLooksAreWatermarkedUntilALicenseIsInstalled() throws {
+        let keys = try KeyPair.generate()
+        let unlicensed = try DaemonHarness()
+        try unlicensed.start()
+        _ = try unlicensed.request(#"{"cmd":"preset","name":"velvia50"}"#)
+        XCTAssertEqual(try unlicensed.request(#"{"cmd":"status"}"#)["watermark"] as? Bool, true)
+        _ = try unlicensed.request(#"{"cmd":"preset","name":"portra"}"#)
+        XCTAssertEqual(try unlicensed.request(#"{"cmd":"status"}"#)["watermark"] as? Bool, false, "free looks never are")
+        unlicensed.stop()
+
+        let key = LicenseKeys.encode(keys.publicKey)
+        let d = try DaemonHarness(extraConfig: #""license": { "publicKey": "\#(key)", "file": "license.json" }"#)
+        try Data(try License.issue(licensee: "Test Booth", features: ["pro"], secretKey: keys.secretKey))
+            .write(to: URL(fileURLWithPath: d.directory + "/license.json"))
+        try d.start()
+        defer { d.stop() }
+        _ = try d.request(#"{"cmd":"preset","name":"velvia50"}"#)
+        let status = try d.request(#"{"cmd":"status"}"#)
+        XCTAssertEqual(status["licensed"] as? Bool, true, d.log())
+        XCTAssertEqual(status["watermark"] as? Bool, false)
+        XCTAssertTrue(d.log().contains("licensed to Test Booth"))
     }
 }
