@@ -39,7 +39,7 @@ let package = Package(
         // Input events and motion: what buttons, encoder, touch, keyboard and socket turn into.
         .target(name: "Controls"),
         // Cameras: the CameraSource interface, the lens table, the simulated camera.
-        .target(name: "Camera", dependencies: ["FilmCore"]),
+        .target(name: "Camera", dependencies: ["FilmCore", "Controls"]),
         // Displays: the DisplaySink interface, headless and SDL2 window twins, the on-screen interface.
         .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
         .target(name: "Display", dependencies: ["FilmCore", "Canvas", "Controls", "ImageFiles", "CSDL2"]),

@@ -1,3 +1,4 @@
+import Controls
 import Dispatch
 import FilmCore
 import Foundation
