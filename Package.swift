@@ -7,6 +7,7 @@ let package = Package(
     name: "Loopix",
     products: [
         .executable(name: "loopix", targets: ["loopix"]),
+        .executable(name: "loopixd", targets: ["loopixd"]),
         .library(name: "FilmCore", targets: ["FilmCore"]),
     ],
     targets: [
@@ -35,14 +36,30 @@ let package = Package(
         // Photo files: HEIC (libheif), JPEG, PNG, EXIF, ICC; atomic writes.
         .target(name: "ImageFiles", dependencies: ["FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys"]),
 
-        // The `loopix` command's logic (develop, presets, contact sheet, bench), testable as a library.
-        .target(name: "LoopixTool", dependencies: ["FilmCore", "Canvas", "ImageFiles"]),
+        // Input events and motion: what buttons, encoder, touch, keyboard and socket turn into.
+        .target(name: "Controls"),
+        // Cameras: the CameraSource interface, the lens table, the simulated camera.
+        .target(name: "Camera", dependencies: ["FilmCore", "Controls"]),
+        // Displays: the DisplaySink interface, headless and SDL2 window twins, the on-screen interface.
+        .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
+        .target(name: "Display", dependencies: ["FilmCore", "Canvas", "Controls", "ImageFiles", "CSDL2"]),
+        // The daemon's brain: state, controller, capture, storage, settings, config, license, socket.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .target(name: "Appliance", dependencies: ["FilmCore", "Canvas", "ImageFiles", "Camera", "Display", "Controls", "CSodium"]),
+        .executableTarget(name: "loopixd", dependencies: ["Appliance"]),
+
+        // The `loopix` command's logic (develop, presets, contact sheet, bench, ctl, license), testable as a library.
+        .target(name: "LoopixTool", dependencies: ["FilmCore", "Canvas", "ImageFiles", "Appliance"]),
         .executableTarget(name: "loopix", dependencies: ["LoopixTool"]),
 
         .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore"]),
         .testTarget(name: "CanvasTests", dependencies: ["Canvas"]),
         .testTarget(name: "ImageFilesTests", dependencies: ["ImageFiles"]),
         .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles"]),
+        .testTarget(name: "ControlsTests", dependencies: ["Controls"]),
+        .testTarget(name: "CameraTests", dependencies: ["Camera"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles"]),
+        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ImageFiles"]),
     ],
     swiftLanguageModes: [.v6]
 )

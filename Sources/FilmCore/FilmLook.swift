@@ -109,12 +109,14 @@ public final class FilmRenderer: @unchecked Sendable {
 
     /// Renders `source` into `destination` (each width × height × 3 bytes; they may be the
     /// same buffer) on `threads` threads, in strips of rows. `grainFrame` picks the grain
-    /// pattern (see `GrainClock`).
+    /// pattern (see `GrainClock`). `intensity` overrides the look's own for this frame, so a
+    /// dial can move without recompiling the look.
     public func render(source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
-                       grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all) {
+                       grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all, intensity: Double? = nil) {
+        let weight = intensity.map { Int32((min(max($0, 0), 1) * 256).rounded()) } ?? look.blendWeight
         let threads = max(1, min(threads, height))
         if threads == 1 {
-            renderRows(0..<height, source: source, destination: destination, grainFrame: grainFrame, stages: stages)
+            renderRows(0..<height, source: source, destination: destination, grainFrame: grainFrame, stages: stages, weight: weight)
             return
         }
         // Strips of 16 rows dealt round-robin, so uneven rows (vignette, grain) balance out.
@@ -126,25 +128,26 @@ public final class FilmRenderer: @unchecked Sendable {
             while s < strips {
                 let rows = (s * stripRows)..<min((s + 1) * stripRows, height)
                 self.renderRows(rows, source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!,
-                                grainFrame: grainFrame, stages: stages)
+                                grainFrame: grainFrame, stages: stages, weight: weight)
                 s += threads
             }
         }
     }
 
     /// Renders an image in place.
-    public func render(_ image: inout RGBImage, grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all) {
+    public func render(_ image: inout RGBImage, grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all,
+                       intensity: Double? = nil) {
         precondition(image.width == width && image.height == height, "image is not the renderer's size")
         image.pixels.withUnsafeMutableBufferPointer { p in
-            render(source: UnsafePointer(p.baseAddress!), destination: p.baseAddress!, grainFrame: grainFrame, threads: threads, stages: stages)
+            render(source: UnsafePointer(p.baseAddress!), destination: p.baseAddress!, grainFrame: grainFrame, threads: threads,
+                   stages: stages, intensity: intensity)
         }
     }
 
     /// The inner loop: LUT → vignette → grain → blend for each pixel of `rows`.
     func renderRows(_ rows: Range<Int>, source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
-                    grainFrame: UInt64, stages: RenderStages) {
+                    grainFrame: UInt64, stages: RenderStages, weight w: Int32) {
         let look = self.look
-        let w = look.blendWeight
         let rowBytes = width * 3
         if w == 0 && stages.contains(.blend) {
             // Intensity 0: the original, bit for bit.

@@ -12,6 +12,8 @@ public enum LoopixCommand {
       presets        list the looks (or export one as a .cube LUT)
       contact-sheet  one photo under every look, labelled, in a grid
       bench          measure the engine against ffmpeg, heif-enc and memcpy
+      ctl            send a command to the running loopixd (status, capture, preset…)
+      license        make keys, issue and verify Loopix Pro licenses
 
     `loopix COMMAND --help` tells more.
     """
@@ -40,6 +42,12 @@ public enum LoopixCommand {
             case "bench":
                 if wantsHelp { print(BenchCommand.help); return 0 }
                 try BenchCommand.run(rest)
+            case "ctl":
+                if wantsHelp { print(CtlCommand.help); return 0 }
+                try CtlCommand.run(rest)
+            case "license":
+                if wantsHelp { print(LicenseCommand.help); return 0 }
+                try LicenseCommand.run(rest)
             default:
                 throw ToolError.usage("unknown command \"\(command)\" (try loopix --help)")
             }

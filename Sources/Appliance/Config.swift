@@ -1,0 +1,290 @@
+import Foundation
+
+/// Why the configuration was rejected: the file, the key path and the problem, on one line:
+/// `/etc/loopix/loopix.json: display.width: 99999 is out of range (allowed 160…3840)`.
+public struct ConfigError: Error, Equatable, CustomStringConvertible {
+    /// The file the configuration came from.
+    public let source: String
+    /// Dotted key path, e.g. "display.width"; empty for the file as a whole.
+    public let field: String
+    public let message: String
+
+    public init(source: String, field: String, message: String) {
+        self.source = source
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String {
+        field.isEmpty ? "\(source): \(message)" : "\(source): \(field): \(message)"
+    }
+}
+
+/// The daemon's configuration: one JSON file, by default `/etc/loopix/loopix.json`.
+///
+/// ```json
+/// { "board": "none",
+///   "camera":   { "backend": "auto", "required": false, "simulatedStillWidth": 4056,
+///                 "simulatedStillHeight": 3040, "photosDirectory": "/usr/share/loopix/samples" },
+///   "display":  { "backend": "auto", "width": 800, "height": 480 },
+///   "storage":  { "directory": "/var/lib/loopix/photos", "reserveMB": 50 },
+///   "state":    { "directory": "/var/lib/loopix" },
+///   "socket":   { "path": "/run/loopix/control.sock", "group": "loopix" },
+///   "license":  { "publicKey": "<base64 or hex Ed25519 public key>", "file": "/var/lib/loopix/license.json" },
+///   "defaults": { "preset": "portra", "intensity": 100, "ev": 0, "handedness": "right", "grid": false },
+///   "capture":  { "queueLength": 3, "heicQuality": 90, "x265Preset": "ultrafast", "keepOriginal": false } }
+/// ```
+/// Every section and key is optional (the values above are the defaults, except that
+/// `photosDirectory`, `socket.group` and `license.publicKey` are absent by default). Unknown
+/// keys, wrong types and out-of-range values are errors naming the key path and what is
+/// allowed. Relative paths are taken relative to the directory of the configuration file.
+public struct Config: Sendable, Equatable {
+    public static let defaultPath = "/etc/loopix/loopix.json"
+
+    public enum CameraBackend: String, Sendable, Equatable, CaseIterable {
+        /// libcamera when a camera is present, otherwise the simulated camera (saying so).
+        case auto, libcamera, simulated
+    }
+
+    public enum DisplayBackend: String, Sendable, Equatable, CaseIterable {
+        case auto, kms, window, headless
+    }
+
+    public struct CameraSection: Sendable, Equatable {
+        public var backend: CameraBackend = .auto
+        /// When true a missing camera is an error, never a silent fallback to the simulated one.
+        public var required = false
+        public var simulatedStillWidth = 4056
+        public var simulatedStillHeight = 3040
+        /// Photos the simulated camera shows (nil: a synthetic scene).
+        public var photosDirectory: String? = nil
+        public init() {}
+    }
+
+    public struct DisplaySection: Sendable, Equatable {
+        public var backend: DisplayBackend = .auto
+        public var width = 800
+        public var height = 480
+        public init() {}
+    }
+
+    public struct StorageSection: Sendable, Equatable {
+        public var directory = "/var/lib/loopix/photos"
+        /// Free space (MB) to keep on the storage filesystem; captures stop short of it.
+        public var reserveMB = 50
+        public init() {}
+    }
+
+    public struct StateSection: Sendable, Equatable {
+        public var directory = "/var/lib/loopix"
+        public init() {}
+    }
+
+    public struct SocketSection: Sendable, Equatable {
+        public var path = "/run/loopix/control.sock"
+        /// Group the socket is given (mode 0660); nil: the daemon's own group.
+        public var group: String? = nil
+        public init() {}
+    }
+
+    public struct LicenseSection: Sendable, Equatable {
+        /// The 32-byte Ed25519 public key licenses must be signed with (decoded from base64 or hex).
+        public var publicKey: [UInt8]? = nil
+        public var file = "/var/lib/loopix/license.json"
+        public init() {}
+    }
+
+    public struct DefaultsSection: Sendable, Equatable {
+        public var preset = "portra"
+        /// Percent, 0…100.
+        public var intensity: Double = 100
+        /// Stops, −3…3.
+        public var ev: Double = 0
+        public var handedness: Handedness = .right
+        public var grid = false
+        public init() {}
+    }
+
+    public struct CaptureSection: Sendable, Equatable {
+        public var queueLength = 3
+        public var heicQuality = 90
+        public var x265Preset = "ultrafast"
+        /// Also keep each undeveloped still as a lossless PNG beside its HEIC (LPX_0001.PNG).
+        public var keepOriginal = false
+        public init() {}
+    }
+
+    public var board = "none"
+    public var camera = CameraSection()
+    public var display = DisplaySection()
+    public var storage = StorageSection()
+    public var state = StateSection()
+    public var socket = SocketSection()
+    public var license = LicenseSection()
+    public var defaults = DefaultsSection()
+    public var capture = CaptureSection()
+    /// Where the values came from (a path, or "built-in defaults"); for logging.
+    public var source = "built-in defaults"
+    /// Things worth a log line that are not errors (e.g. "no config file, using defaults").
+    public var notes: [String] = []
+
+    public init() {}
+
+    public static let defaults = Config()
+
+    public static let x265Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast",
+                                     "medium", "slow", "slower", "veryslow", "placebo"]
+
+    /// Loads the configuration. `path` nil means `defaultPath`, where a missing file means the
+    /// defaults (with a note saying so); a missing file at an explicit path is an error.
+    public static func load(path: String? = nil) throws(ConfigError) -> Config {
+        let file = path ?? defaultPath
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
+            let missing = code == Int(ENOENT) || (error as NSError).code == NSFileReadNoSuchFileError
+            if missing && path == nil {
+                var config = Config()
+                config.notes.append("\(file) does not exist; using the built-in defaults")
+                return config
+            }
+            if missing { throw ConfigError(source: file, field: "", message: "no such file") }
+            let reason = code.map { String(cString: strerror(Int32($0))) } ?? "cannot be read"
+            throw ConfigError(source: file, field: "", message: "cannot be read (\(reason))")
+        }
+        return try parse(data, source: file)
+    }
+
+    /// Parses configuration JSON. `source` names it in errors and anchors relative paths.
+    public static func parse(_ data: Data, source: String) throws(ConfigError) -> Config {
+        func fail(_ field: String, _ message: String) -> ConfigError {
+            ConfigError(source: source, field: field, message: message)
+        }
+        let root: [String: Any]
+        switch LoopixJSON.object(data) {
+        case .success(let object): root = object
+        case .failure(let problem): throw fail("", problem.reason)
+        }
+        let base = (source as NSString).deletingLastPathComponent
+        func resolve(_ p: String, _ field: String) throws(ConfigError) -> String {
+            guard !p.isEmpty else { throw fail(field, "must not be empty") }
+            guard !p.contains("\0") else { throw fail(field, "must not contain NUL") }
+            if p.hasPrefix("/") || base.isEmpty { return p }
+            return (base as NSString).appendingPathComponent(p)
+        }
+
+        var config = Config()
+        config.source = source
+        var r = StrictJSONReader(root, fail: fail)
+        if let board = try r.optionalString("board") {
+            guard !board.isEmpty else { throw fail("board", "must not be empty") }
+            config.board = board
+        }
+        try r.section("camera") { r throws(ConfigError) in
+            var c = CameraSection()
+            c.backend = try r.choice("backend", CameraBackend.self, allowed: CameraBackend.allCases) ?? c.backend
+            c.required = try r.bool("required") ?? c.required
+            c.simulatedStillWidth = try r.integer("simulatedStillWidth", in: 64...8192) ?? c.simulatedStillWidth
+            c.simulatedStillHeight = try r.integer("simulatedStillHeight", in: 64...8192) ?? c.simulatedStillHeight
+            if let p = try r.optionalString("photosDirectory") {
+                c.photosDirectory = try resolve(p, r.path("photosDirectory"))
+            }
+            config.camera = c
+        }
+        try r.section("display") { r throws(ConfigError) in
+            var d = DisplaySection()
+            d.backend = try r.choice("backend", DisplayBackend.self, allowed: DisplayBackend.allCases) ?? d.backend
+            d.width = try r.integer("width", in: 160...3840) ?? d.width
+            d.height = try r.integer("height", in: 120...2160) ?? d.height
+            config.display = d
+        }
+        try r.section("storage") { r throws(ConfigError) in
+            if let p = try r.optionalString("directory") {
+                config.storage.directory = try resolve(p, r.path("directory"))
+            }
+            config.storage.reserveMB = try r.integer("reserveMB", in: 0...10000) ?? config.storage.reserveMB
+        }
+        try r.section("state") { r throws(ConfigError) in
+            if let p = try r.optionalString("directory") {
+                config.state.directory = try resolve(p, r.path("directory"))
+            }
+        }
+        try r.section("socket") { r throws(ConfigError) in
+            if let p = try r.optionalString("path") {
+                let resolved = try resolve(p, r.path("path"))
+                guard resolved.utf8.count < 108 else {
+                    throw fail(r.path("path"), "is \(resolved.utf8.count) bytes long (a socket path must be under 108)")
+                }
+                config.socket.path = resolved
+            }
+            if let g = try r.optionalString("group") {
+                guard !g.isEmpty else { throw fail(r.path("group"), "must not be empty") }
+                config.socket.group = g
+            }
+        }
+        try r.section("license") { r throws(ConfigError) in
+            if let k = try r.optionalString("publicKey") {
+                guard let key = LicenseKeys.decode(k, length: LicenseKeys.publicKeyLength) else {
+                    throw fail(r.path("publicKey"), "must be a 32-byte Ed25519 public key in base64 or hex")
+                }
+                config.license.publicKey = key
+            }
+            if let p = try r.optionalString("file") {
+                config.license.file = try resolve(p, r.path("file"))
+            }
+        }
+        try r.section("defaults") { r throws(ConfigError) in
+            var d = DefaultsSection()
+            if let id = try r.optionalString("preset") {
+                guard ControlRequest.isValidPresetID(id) else {
+                    throw fail(r.path("preset"), "\"\(id)\" is not a preset id (1 to 32 characters of a–z, 0–9 and -)")
+                }
+                d.preset = id
+            }
+            d.intensity = try r.number("intensity", in: 0...100) ?? d.intensity
+            d.ev = try r.number("ev", in: -3...3) ?? d.ev
+            d.handedness = try r.choice("handedness", Handedness.self, allowed: Handedness.allCases) ?? d.handedness
+            d.grid = try r.bool("grid") ?? d.grid
+            config.defaults = d
+        }
+        try r.section("capture") { r throws(ConfigError) in
+            var c = CaptureSection()
+            c.queueLength = try r.integer("queueLength", in: 1...16) ?? c.queueLength
+            c.heicQuality = try r.integer("heicQuality", in: 1...100) ?? c.heicQuality
+            if let p = try r.optionalString("x265Preset") {
+                guard x265Presets.contains(p) else {
+                    throw fail(r.path("x265Preset"), "\"\(p)\" is not one of \(x265Presets.joined(separator: ", "))")
+                }
+                c.x265Preset = p
+            }
+            c.keepOriginal = try r.bool("keepOriginal") ?? c.keepOriginal
+            config.capture = c
+        }
+        try r.rejectUnknown(allowed: "board, camera, display, storage, state, socket, license, defaults, capture")
+        return config
+    }
+
+    /// Decides which camera to open given whether a real camera was found, following
+    /// `camera.backend` and `camera.required`. Returns the backend and, when `auto` fell back to
+    /// the simulated camera, a note to log. Throws when a camera is required (or libcamera was
+    /// asked for explicitly) and none is present.
+    public func resolveCameraBackend(cameraPresent: Bool) throws(ConfigError) -> (backend: CameraBackend, note: String?) {
+        switch camera.backend {
+        case .simulated:
+            return (.simulated, nil)
+        case .libcamera:
+            guard cameraPresent else {
+                throw ConfigError(source: source, field: "camera.backend", message: "libcamera was asked for but no camera was found")
+            }
+            return (.libcamera, nil)
+        case .auto:
+            if cameraPresent { return (.libcamera, nil) }
+            if camera.required {
+                throw ConfigError(source: source, field: "camera.required", message: "no camera was found and camera.required is true (no fallback to the simulated camera)")
+            }
+            return (.simulated, "no camera was found; using the simulated camera (camera.backend is auto)")
+        }
+    }
+}

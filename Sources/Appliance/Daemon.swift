@@ -1,0 +1,140 @@
+import Camera
+import Controls
+import Dispatch
+import Display
+import FilmCore
+import Foundation
+import ImageFiles
+
+/// `loopixd`: parses its arguments, picks the devices, runs the controller until SIGTERM or
+/// SIGINT (queued photos are finished first), reloads the configuration on SIGHUP.
+public enum Daemon {
+    public static let help = """
+    Usage: loopixd [--config PATH] [--simulate] [--headless] [--check-config]
+
+    The Loopix camera daemon: live film preview, buttons, photos.
+
+      --config PATH   configuration file (default: /etc/loopix/loopix.json; defaults if absent)
+      --simulate      use the simulated camera (also chosen, with a log line, when no camera is found)
+      --headless      no window or screen, whatever the configuration says
+      --check-config  validate the configuration and exit (0: valid)
+
+    Signals: SIGTERM/SIGINT stop after the queued photos are saved; SIGHUP reloads the configuration.
+    """
+
+    /// Runs the daemon; returns the exit status.
+    public static func main(_ arguments: [String]) -> Int32 {
+        var configPath: String?
+        var simulate = false, headless = false, checkOnly = false
+        var i = 0
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--config":
+                guard i + 1 < arguments.count else { return usage("--config needs a path") }
+                configPath = arguments[i + 1]
+                i += 1
+            case "--simulate": simulate = true
+            case "--headless": headless = true
+            case "--check-config": checkOnly = true
+            case "--help", "-h":
+                print(help)
+                return 0
+            default:
+                return usage("unknown argument \(arguments[i])")
+            }
+            i += 1
+        }
+        let config: Config
+        do {
+            config = try Config.load(path: configPath)
+        } catch {
+            Log.error("\(error)")
+            return 2
+        }
+        if checkOnly {
+            print("\(config.source): configuration is valid")
+            return 0
+        }
+        for note in config.notes { Log.info(note) }
+        if configPath == nil && FileManager.default.fileExists(atPath: Config.defaultPath) { configPath = Config.defaultPath }
+
+        // Camera: no hardware backend is in this build yet, so no camera is ever "present";
+        // `auto` falls back to the simulated one (saying so) unless the configuration insists.
+        if !simulate {
+            do {
+                let (_, note) = try config.resolveCameraBackend(cameraPresent: false)
+                if let note { Log.warning(note) }
+            } catch {
+                Log.error("\(error)")
+                return 1
+            }
+        }
+        Log.info("camera: simulated")
+        let simulated = SimulatedCamera(stillWidth: config.camera.simulatedStillWidth, stillHeight: config.camera.simulatedStillHeight,
+                                        photosDirectory: config.camera.photosDirectory, photoLoader: { try ImageReader.read(path: $0) })
+
+        let display: DisplaySink
+        do { display = try makeDisplay(config, headless: headless) } catch {
+            Log.error("display: \(error)")
+            return 1
+        }
+        let motion = ScriptedMotion(.level, name: "simulated (level and still)")
+        let controller = Controller(config: config, configPath: configPath,
+                                    devices: .init(camera: simulated, simulated: simulated, display: display, motion: motion))
+
+        let server: ControlServer
+        do {
+            server = try ControlServer(path: config.socket.path, group: config.socket.group) { request in
+                controller.mailbox.call(timeout: 5) { controller.answer(request) } ?? .failure("busy: the daemon did not answer in 5 s")
+            }
+            server.start()
+        } catch {
+            Log.error("\(error)")
+            return 1
+        }
+        Log.info("control socket at \(config.socket.path); take a photo with: loopix ctl capture")
+
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        let signalQueue = DispatchQueue(label: "loopix.signals")
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT, SIGHUP] {
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
+            source.setEventHandler {
+                if sig == SIGHUP { controller.requestReload() } else { controller.requestStop() }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        controller.run()
+        server.close()
+        controller.shutdown(timeout: 60)
+        sources.forEach { $0.cancel() }
+        Log.info("stopped")
+        return 0
+    }
+
+    static func usage(_ message: String) -> Int32 {
+        Log.error("loopixd: \(message) (see loopixd --help)")
+        return 2
+    }
+
+    static func makeDisplay(_ config: Config, headless: Bool) throws -> DisplaySink {
+        let w = config.display.width, h = config.display.height
+        if headless || config.display.backend == .headless { return try HeadlessDisplay(width: w, height: h) }
+        let env = ProcessInfo.processInfo.environment
+        let hasDesktop = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
+        if config.display.backend == .window || (config.display.backend == .auto && hasDesktop) {
+            do {
+                return try SDLWindow(width: w, height: h, title: "Loopix")
+            } catch {
+                Log.warning("no window (\(error)): running headless")
+            }
+        } else if config.display.backend == .kms {
+            Log.warning("the KMS display backend is not in this build yet: running headless")
+        }
+        return try HeadlessDisplay(width: w, height: h)
+    }
+}

@@ -1,0 +1,29 @@
+/// Every error the Display module throws. `description` is one line: which display, what was
+/// being done, and the problem (SDL's own message where SDL failed).
+public enum DisplayError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// An SDL call failed. `action` names the call and what it was for
+    /// ("SDL_Init(video)", "SDL_CreateWindow 800×480"); `message` is `SDL_GetError()`.
+    case sdl(action: String, message: String)
+    /// `show` was handed a frame whose size is not the display's.
+    case frameSize(display: String, expectedWidth: Int, expectedHeight: Int, width: Int, height: Int)
+    /// `snapshot` was asked for before any frame was shown.
+    case noFrame(display: String)
+    /// Dimensions that no display can have (zero or negative, or absurdly large).
+    case invalidSize(display: String, width: Int, height: Int)
+
+    public var description: String {
+        switch self {
+        case .sdl(let action, let message):
+            return "SDL: \(action) failed: \(message.isEmpty ? "no reason given" : message)"
+        case .frameSize(let display, let ew, let eh, let w, let h):
+            return "\(display): show: frame is \(w)×\(h), the display is \(ew)×\(eh)"
+        case .noFrame(let display):
+            return "\(display): snapshot: no frame has been shown yet"
+        case .invalidSize(let display, let w, let h):
+            return "\(display): create: \(w)×\(h) is not a valid display size"
+        }
+    }
+}
+
+/// The largest side any display may have (8K and then some).
+let maximumDisplaySide = 16_384

@@ -1,0 +1,115 @@
+import Appliance
+import Foundation
+
+/// `loopix ctl`: one request to the running daemon over its control socket.
+public enum CtlCommand {
+    public static let help = """
+    Usage: loopix ctl COMMAND [ARGUMENT] [--socket PATH] [--timeout SECONDS]
+
+    Sends one command to the running loopixd over its control socket (default
+    /run/loopix/control.sock, or $LOOPIX_SOCKET) and prints the reply.
+
+    Commands:
+      status                  the camera's state (pretty JSON)
+      capture                 press the shutter
+      preset NAME             choose a look (see loopix presets)
+      intensity N             look intensity, 0–100 %
+      ev N                    exposure compensation, −3…3 stops
+      lens N                  choose a lens (0 is the first)
+      mode photo|video
+      grid on|off
+      handedness left|right
+      snapshot FILE           save the preview frame as PNG (the daemon writes FILE)
+
+    Exit status: 0 when the daemon says ok, 1 when it reports an error (printed on one line)
+    or cannot be reached, 2 for a usage mistake.
+    """
+
+    /// Turns the words after `ctl` into a request.
+    public static func request(_ operands: [String], currentDirectory: String = FileManager.default.currentDirectoryPath) throws(ToolError) -> ControlRequest {
+        guard let command = operands.first else { throw .usage("ctl needs a command (try loopix ctl --help)") }
+        let rest = Array(operands.dropFirst())
+        func argument(_ what: String) throws(ToolError) -> String {
+            guard rest.count == 1 else {
+                throw .usage(rest.isEmpty ? "ctl \(command) needs \(what)" : "ctl \(command) takes one argument, not \(rest.count)")
+            }
+            return rest[0]
+        }
+        func number(_ what: String, _ range: ClosedRange<Double>) throws(ToolError) -> Double {
+            let text = try argument(what)
+            guard let v = Double(text), range.contains(v) else {
+                throw .usage("ctl \(command): \(what) must be a number from \(format(range.lowerBound)) to \(format(range.upperBound)), not \"\(text)\"")
+            }
+            return v
+        }
+        switch command {
+        case "status", "capture":
+            guard rest.isEmpty else { throw .usage("ctl \(command) takes no argument") }
+            return command == "status" ? .status : .capture
+        case "preset":
+            let name = try argument("a preset id")
+            guard ControlRequest.isValidPresetID(name) else { throw .usage("ctl preset: \"\(name)\" is not a preset id (see loopix presets)") }
+            return .preset(name)
+        case "intensity": return .intensity(try number("the intensity", 0...100))
+        case "ev": return .ev(try number("the EV", -3...3))
+        case "lens":
+            let text = try argument("a lens number")
+            guard let i = Int(text), (0...ControlRequest.maxLensIndex).contains(i) else {
+                throw .usage("ctl lens: the lens must be a whole number from 0 to \(ControlRequest.maxLensIndex), not \"\(text)\"")
+            }
+            return .lens(i)
+        case "mode":
+            let text = try argument("photo or video")
+            guard let m = ControlRequest.Mode(rawValue: text) else { throw .usage("ctl mode: \"\(text)\" is not photo or video") }
+            return .mode(m)
+        case "grid":
+            switch try argument("on or off") {
+            case "on", "true": return .grid(true)
+            case "off", "false": return .grid(false)
+            case let other: throw .usage("ctl grid: \"\(other)\" is not on or off")
+            }
+        case "handedness":
+            let text = try argument("left or right")
+            guard let h = Handedness(rawValue: text) else { throw .usage("ctl handedness: \"\(text)\" is not left or right") }
+            return .handedness(h)
+        case "snapshot":
+            let file = try argument("a file name")
+            let path = file.hasPrefix("/") ? file : (currentDirectory as NSString).appendingPathComponent(file)
+            return .snapshot(path: (path as NSString).standardizingPath)
+        default:
+            throw .usage("ctl: unknown command \"\(command)\" (try loopix ctl --help)")
+        }
+    }
+
+    /// Sends the request; prints the reply (status pretty-printed). Throws on ok:false.
+    public static func run(_ words: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                           output: (String) -> Void = { print($0) }) throws(ToolError) {
+        let args = try Arguments(words, valued: ["--socket": "socket", "--timeout": "timeout"], flags: [:])
+        let request = try request(args.operands)
+        let socket = args.value("socket") ?? ControlClient.socketPath(environment: environment)
+        let timeout = try args.double("timeout", in: 0.1...600) ?? 10
+        let line: String
+        do {
+            line = try ControlClient.send(request, socketPath: socket, timeout: timeout)
+        } catch {
+            throw ToolError(error.description)
+        }
+        guard let data = line.data(using: .utf8),
+              let reply = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let ok = reply["ok"] as? Bool else {
+            throw ToolError("\(socket): the daemon's reply is not a protocol reply: \(line.prefix(200))")
+        }
+        guard ok else {
+            let message = (reply["error"] as? String) ?? "failed"
+            throw ToolError("\(request.command): \(message)")
+        }
+        if case .status = request,
+           let pretty = try? JSONSerialization.data(withJSONObject: reply, options: [.prettyPrinted, .sortedKeys]) {
+            output(String(decoding: pretty, as: UTF8.self))
+        } else {
+            output(line)
+        }
+    }
+
+    private static func format(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }
+}

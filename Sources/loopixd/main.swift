@@ -1,0 +1,4 @@
+import Appliance
+import Foundation
+
+exit(Daemon.main(Array(CommandLine.arguments.dropFirst())))

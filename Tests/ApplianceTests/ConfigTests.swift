@@ -1,0 +1,143 @@
+import Foundation
+import XCTest
+@testable import Appliance
+
+final class ConfigTests: XCTestCase {
+    private func parse(_ json: String, source: String = "/etc/loopix/loopix.json") throws(ConfigError) -> Config {
+        try Config.parse(Data(json.utf8), source: source)
+    }
+
+    private func error(_ json: String) -> String? {
+        do { _ = try parse(json); return nil } catch { return error.description }
+    }
+
+    func testDefaults() throws {
+        let c = Config.defaults
+        XCTAssertEqual(c.board, "none")
+        XCTAssertEqual(c.camera.backend, .auto)
+        XCTAssertFalse(c.camera.required)
+        XCTAssertEqual(c.camera.simulatedStillWidth, 4056)
+        XCTAssertEqual(c.camera.simulatedStillHeight, 3040)
+        XCTAssertEqual(c.display.width, 800)
+        XCTAssertEqual(c.display.height, 480)
+        XCTAssertEqual(c.storage.directory, "/var/lib/loopix/photos")
+        XCTAssertEqual(c.storage.reserveMB, 50)
+        XCTAssertEqual(c.state.directory, "/var/lib/loopix")
+        XCTAssertEqual(c.socket.path, "/run/loopix/control.sock")
+        XCTAssertNil(c.socket.group)
+        XCTAssertNil(c.license.publicKey)
+        XCTAssertEqual(c.license.file, "/var/lib/loopix/license.json")
+        XCTAssertEqual(c.capture.queueLength, 3)
+        XCTAssertEqual(c.capture.heicQuality, 90)
+        XCTAssertEqual(c.capture.x265Preset, "ultrafast")
+        // An empty object is the defaults too.
+        var parsed = try parse("{}")
+        parsed.source = c.source
+        XCTAssertEqual(parsed, c)
+    }
+
+    func testValidFile() throws {
+        let key = try KeyPair.generate().publicKey
+        let hex = key.map { String(format: "%02x", $0) }.joined()
+        let c = try parse("""
+        { "board": "pi-zero-hat",
+          "camera": { "backend": "simulated", "required": true, "simulatedStillWidth": 640, "simulatedStillHeight": 480, "photosDirectory": "samples" },
+          "display": { "backend": "headless", "width": 1024, "height": 600 },
+          "storage": { "directory": "/data/photos", "reserveMB": 0 },
+          "state": { "directory": "/data/state" },
+          "socket": { "path": "/tmp/x.sock", "group": "loopix" },
+          "license": { "publicKey": "\(hex)", "file": "/data/license.json" },
+          "defaults": { "preset": "trix400", "intensity": 70, "ev": -1.5, "handedness": "left", "grid": true },
+          "capture": { "queueLength": 16, "heicQuality": 75, "x265Preset": "medium" } }
+        """, source: "/etc/loopix/loopix.json")
+        XCTAssertEqual(c.board, "pi-zero-hat")
+        XCTAssertEqual(c.camera.backend, .simulated)
+        XCTAssertTrue(c.camera.required)
+        XCTAssertEqual(c.camera.simulatedStillWidth, 640)
+        XCTAssertEqual(c.camera.photosDirectory, "/etc/loopix/samples", "relative paths are relative to the file")
+        XCTAssertEqual(c.display.backend, .headless)
+        XCTAssertEqual(c.display.width, 1024)
+        XCTAssertEqual(c.storage.reserveMB, 0)
+        XCTAssertEqual(c.socket.group, "loopix")
+        XCTAssertEqual(c.license.publicKey, key)
+        XCTAssertEqual(c.defaults.preset, "trix400")
+        XCTAssertEqual(c.defaults.intensity, 70)
+        XCTAssertEqual(c.defaults.ev, -1.5)
+        XCTAssertEqual(c.defaults.handedness, .left)
+        XCTAssertTrue(c.defaults.grid)
+        XCTAssertEqual(c.capture.queueLength, 16)
+        XCTAssertEqual(c.capture.x265Preset, "medium")
+        // Base64 keys too.
+        let b64 = try parse("{\"license\":{\"publicKey\":\"\(Data(key).base64EncodedString())\"}}")
+        XCTAssertEqual(b64.license.publicKey, key)
+    }
+
+    func testUnknownKeysAreNamed() {
+        XCTAssertEqual(error("{\"colour\": 1}"),
+                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, camera, display, storage, state, socket, license, defaults, capture)")
+        XCTAssertEqual(error("{\"display\": {\"widht\": 800}}")?.hasPrefix("/etc/loopix/loopix.json: display.widht: unknown field"), true)
+    }
+
+    func testOutOfRange() {
+        XCTAssertEqual(error("{\"display\": {\"width\": 99999}}"),
+                       "/etc/loopix/loopix.json: display.width: 99999 is out of range (allowed 160…3840)")
+        XCTAssertEqual(error("{\"camera\": {\"simulatedStillHeight\": 10}}"),
+                       "/etc/loopix/loopix.json: camera.simulatedStillHeight: 10 is out of range (allowed 64…8192)")
+        XCTAssertEqual(error("{\"defaults\": {\"ev\": 4}}"),
+                       "/etc/loopix/loopix.json: defaults.ev: 4 is out of range (allowed -3…3)")
+        XCTAssertEqual(error("{\"capture\": {\"queueLength\": 0}}"),
+                       "/etc/loopix/loopix.json: capture.queueLength: 0 is out of range (allowed 1…16)")
+        XCTAssertEqual(error("{\"storage\": {\"reserveMB\": 10001}}"),
+                       "/etc/loopix/loopix.json: storage.reserveMB: 10001 is out of range (allowed 0…10000)")
+        XCTAssertEqual(error("{\"camera\": {\"backend\": \"v4l2\"}}"),
+                       "/etc/loopix/loopix.json: camera.backend: \"v4l2\" is not one of auto, libcamera, simulated")
+        XCTAssertEqual(error("{\"defaults\": {\"handedness\": \"both\"}}"),
+                       "/etc/loopix/loopix.json: defaults.handedness: \"both\" is not one of left, right")
+        XCTAssertEqual(error("{\"capture\": {\"x265Preset\": \"turbo\"}}")?.contains("capture.x265Preset: \"turbo\" is not one of ultrafast"), true)
+        XCTAssertEqual(error("{\"license\": {\"publicKey\": \"abcd\"}}"),
+                       "/etc/loopix/loopix.json: license.publicKey: must be a 32-byte Ed25519 public key in base64 or hex")
+    }
+
+    func testWrongTypes() {
+        XCTAssertEqual(error("{\"display\": {\"width\": \"800\"}}"), "/etc/loopix/loopix.json: display.width: must be a whole number")
+        XCTAssertEqual(error("{\"display\": {\"width\": 800.5}}"), "/etc/loopix/loopix.json: display.width: 800.5 must be a whole number")
+        XCTAssertEqual(error("{\"camera\": {\"required\": 1}}"), "/etc/loopix/loopix.json: camera.required: must be true or false")
+        XCTAssertEqual(error("{\"display\": 3}"), "/etc/loopix/loopix.json: display: must be an object")
+        XCTAssertEqual(error("{\"board\": true}"), "/etc/loopix/loopix.json: board: must be a string")
+        XCTAssertEqual(error("{\"defaults\": {\"grid\": \"yes\"}}"), "/etc/loopix/loopix.json: defaults.grid: must be true or false")
+        XCTAssertEqual(error("[1,2]"), "/etc/loopix/loopix.json: not a JSON object")
+        XCTAssertEqual(error("{nope"), "/etc/loopix/loopix.json: not valid JSON")
+    }
+
+    func testMissingFiles() throws {
+        let dir = try makeTempDirectory(self)
+        XCTAssertThrowsError(try Config.load(path: "\(dir)/nope.json")) { error in
+            XCTAssertEqual((error as? ConfigError)?.description, "\(dir)/nope.json: no such file")
+        }
+        // A file that is there is read.
+        try Data("{\"board\":\"x\"}".utf8).write(to: URL(fileURLWithPath: "\(dir)/c.json"))
+        let c = try Config.load(path: "\(dir)/c.json")
+        XCTAssertEqual(c.board, "x")
+        XCTAssertEqual(c.source, "\(dir)/c.json")
+        if !FileManager.default.fileExists(atPath: Config.defaultPath) {
+            let d = try Config.load()
+            XCTAssertEqual(d.board, "none")
+            XCTAssertEqual(d.notes, ["/etc/loopix/loopix.json does not exist; using the built-in defaults"])
+        }
+    }
+
+    func testCameraBackendResolution() throws {
+        var c = Config()
+        XCTAssertEqual(try c.resolveCameraBackend(cameraPresent: true).backend, .libcamera)
+        let fallback = try c.resolveCameraBackend(cameraPresent: false)
+        XCTAssertEqual(fallback.backend, .simulated)
+        XCTAssertNotNil(fallback.note, "auto says when it falls back")
+        c.camera.required = true
+        XCTAssertThrowsError(try c.resolveCameraBackend(cameraPresent: false))
+        c.camera.backend = .libcamera
+        c.camera.required = false
+        XCTAssertThrowsError(try c.resolveCameraBackend(cameraPresent: false))
+        c.camera.backend = .simulated
+        XCTAssertEqual(try c.resolveCameraBackend(cameraPresent: true).backend, .simulated)
+    }
+}

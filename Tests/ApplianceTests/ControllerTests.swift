@@ -1,0 +1,93 @@
+import Camera
+import Controls
+import Display
+import FilmCore
+import Foundation
+import XCTest
+@testable import Appliance
+
+/// A display that remembers what it showed and hands the controller scripted input, as
+/// buttons, the encoder or a window's keyboard would.
+final class ScriptedDisplay: DisplaySink, @unchecked Sendable {
+    let name = "scripted"
+    let width = 240, height = 160
+    private let lock = NSLock()
+    private var queued: [InputEvent] = []
+    private(set) var frames = 0
+    var closeRequested: Bool { false }
+
+    func show(_ frame: RGBImage) throws {
+        lock.lock()
+        frames += 1
+        lock.unlock()
+    }
+
+    func pollEvents() -> [InputEvent] {
+        lock.lock()
+        defer { lock.unlock() }
+        let events = queued
+        queued.removeAll()
+        return events
+    }
+
+    func press(_ events: InputEvent...) {
+        lock.lock()
+        queued += events
+        lock.unlock()
+    }
+
+    var framesShown: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return frames
+    }
+}
+
+final class ControllerTests: XCTestCase {
+    func testButtonsFollowHandednessFromTheFirstPressOn() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("loopix-ctl-\(UUID().uuidString.prefix(8))").path
+        var config = Config.defaults
+        config.storage.directory = dir + "/photos"
+        config.storage.reserveMB = 0
+        config.state.directory = dir + "/state"
+        let camera = SimulatedCamera(stillWidth: 160, stillHeight: 120)
+        let display = ScriptedDisplay()
+        let controller = Controller(config: config, configPath: nil,
+                                    devices: .init(camera: camera, simulated: camera, display: display, motion: nil))
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            controller.run()
+            finished.signal()
+        }
+        func photos() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: dir + "/photos/DCIM/100LOOPX")) ?? []).filter { $0.hasSuffix(".HEIC") }.count
+        }
+        func waitFor(_ what: String, _ condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(30)
+            while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            XCTAssertTrue(condition(), what)
+        }
+        waitFor("frames reach the display") { display.framesShown > 3 }
+        // First start: the right button, pressed first, becomes the shutter; nothing is taken.
+        display.press(.rightButton)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(photos(), 0)
+        display.press(.rightButton)
+        waitFor("the right button takes a photo") { photos() == 1 }
+        // The left button is next-filter; then handedness swaps them.
+        display.press(.leftButton)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(photos(), 1)
+        display.press(.handedness, .leftButton)
+        waitFor("after the swap the left button is the shutter") { photos() == 2 }
+        display.press(.rightButton)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(photos(), 2, "and the right one is not")
+        controller.requestStop()
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success)
+        controller.shutdown(timeout: 30)
+        XCTAssertEqual(controller.state.handedness, .left)
+        XCTAssertEqual(controller.state.presetID, BuiltinPresets.all[BuiltinPresets.all.firstIndex { $0.id == "portra" }! + 2].id,
+                       "two next-filter presses from the default look")
+    }
+}

@@ -1,0 +1,113 @@
+import Controls
+import XCTest
+@testable import Appliance
+
+final class StateRulesTests: XCTestCase {
+    let rules = StateRules(presetIDs: ["clean", "mono", "portra"], lensCount: 3)
+
+    func testFirstButtonPressChoosesTheShutterSide() {
+        var s = CameraState(presetID: "clean")
+        XCTAssertEqual(rules.apply(.leftButton, to: &s), [.settingsChanged])
+        XCTAssertEqual(s.handedness, .left)
+        XCTAssertTrue(s.onboardingDone)
+        XCTAssertEqual(rules.apply(.leftButton, to: &s), [.capture], "left-handed: the left button is the shutter")
+        XCTAssertEqual(rules.apply(.rightButton, to: &s), [.lookChanged, .settingsChanged], "the other one is next filter")
+        XCTAssertEqual(s.presetID, "mono")
+    }
+
+    func testHandednessSwapsWhichButtonIsTheShutter() {
+        var s = CameraState(presetID: "clean", handedness: .right, onboardingDone: true)
+        XCTAssertEqual(rules.apply(.rightButton, to: &s), [.capture])
+        _ = rules.apply(.handedness, to: &s)
+        XCTAssertEqual(s.handedness, .left)
+        XCTAssertEqual(rules.apply(.leftButton, to: &s), [.capture])
+        XCTAssertEqual(rules.apply(.rightButton, to: &s), [.lookChanged, .settingsChanged])
+    }
+
+    func testEncoderAdjustsEVInThirdsWithinThreeStopsAndPressSwitchesToIntensity() {
+        var s = CameraState(presetID: "portra", onboardingDone: true)
+        _ = rules.apply(.encoderTurned(2), to: &s)
+        XCTAssertEqual(s.ev, 2.0 / 3, accuracy: 1e-12)
+        _ = rules.apply(.encoderTurned(50), to: &s)
+        XCTAssertEqual(s.ev, 3)
+        XCTAssertEqual(rules.apply(.encoderTurned(1), to: &s), [], "already at the end")
+        _ = rules.apply(.encoderPressed, to: &s)
+        XCTAssertEqual(s.dial, .intensity)
+        _ = rules.apply(.encoderTurned(-4), to: &s)
+        XCTAssertEqual(s.intensity, 0.8, accuracy: 1e-9)
+        XCTAssertEqual(s.ev, 3, "EV untouched while the dial is on intensity")
+    }
+
+    func testIntensityIsRememberedPerLook() {
+        var s = CameraState(presetID: "portra", onboardingDone: true)
+        s.dial = .intensity
+        _ = rules.apply(.encoderTurned(-6), to: &s)
+        XCTAssertEqual(s.intensity, 0.7, accuracy: 1e-9)
+        _ = rules.apply(.previousFilter, to: &s)
+        XCTAssertEqual(s.presetID, "mono")
+        XCTAssertEqual(s.intensity, 1, "a look not yet adjusted is at full strength")
+        _ = rules.apply(.nextFilter, to: &s)
+        XCTAssertEqual(s.intensity, 0.7, accuracy: 1e-9)
+        _ = rules.apply(.encoderTurned(-100), to: &s)
+        XCTAssertEqual(s.intensity, 0)
+    }
+
+    func testLensesLocksGridModeAndFocusTap() {
+        var s = CameraState(presetID: "clean", onboardingDone: true)
+        XCTAssertEqual(rules.apply(.nextLens, to: &s), [.switchLens, .settingsChanged])
+        _ = rules.apply(.nextLens, to: &s)
+        _ = rules.apply(.nextLens, to: &s)
+        XCTAssertEqual(s.lensIndex, 0, "wraps after the last lens")
+        _ = rules.apply(.aeLock, to: &s)
+        XCTAssertTrue(s.aeLocked)
+        XCTAssertFalse(s.afLocked, "AE and AF lock are independent")
+        _ = rules.apply(.afLock, to: &s)
+        XCTAssertTrue(s.afLocked)
+        _ = rules.apply(.grid, to: &s)
+        XCTAssertTrue(s.grid)
+        _ = rules.apply(.mode, to: &s)
+        XCTAssertEqual(s.mode, .video)
+        XCTAssertEqual(rules.apply(.focusTap(x: 1.5, y: 0.25), to: &s), [.cameraControls])
+        XCTAssertEqual(s.focusPoint, SIMD2(1, 0.25), "clamped to the frame")
+    }
+}
+
+final class PhotoStorageTests: XCTestCase {
+    func temp() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("loopix-storage-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    func testDCFNamesAndNumbersAreNeverReused() throws {
+        let dir = try temp()
+        XCTAssertEqual(PhotoStorage.path(number: 1, in: "/p"), "/p/DCIM/100LOOPX/LPX_0001.HEIC")
+        XCTAssertEqual(PhotoStorage.path(number: 9999, in: "/p"), "/p/DCIM/100LOOPX/LPX_9999.HEIC")
+        XCTAssertEqual(PhotoStorage.path(number: 10000, in: "/p"), "/p/DCIM/101LOOPX/LPX_0001.HEIC")
+        let storage = PhotoStorage(directory: dir + "/photos", stateDirectory: dir + "/state", reserveBytes: 0)
+        let first = try storage.reservePath()
+        XCTAssertEqual(first, dir + "/photos/DCIM/100LOOPX/LPX_0001.HEIC")
+        FileManager.default.createFile(atPath: first, contents: Data([1]))
+        let second = try storage.reservePath()
+        XCTAssertEqual(second, dir + "/photos/DCIM/100LOOPX/LPX_0002.HEIC")
+        // Delete everything: a new start still goes on from 3 (the counter in the state directory).
+        try FileManager.default.removeItem(atPath: dir + "/photos")
+        let restarted = PhotoStorage(directory: dir + "/photos", stateDirectory: dir + "/state", reserveBytes: 0)
+        XCTAssertEqual(try restarted.reservePath(), dir + "/photos/DCIM/100LOOPX/LPX_0003.HEIC")
+        // Lose the counter but keep files: the highest file wins.
+        FileManager.default.createFile(atPath: dir + "/photos/DCIM/100LOOPX/LPX_0041.HEIC", contents: Data([1]))
+        try FileManager.default.removeItem(atPath: dir + "/state/counter")
+        let rescanned = PhotoStorage(directory: dir + "/photos", stateDirectory: dir + "/state", reserveBytes: 0)
+        XCTAssertEqual(try rescanned.reservePath(), dir + "/photos/DCIM/100LOOPX/LPX_0042.HEIC")
+    }
+
+    func testStorageBelowTheReserveIsFull() throws {
+        let dir = try temp()
+        let storage = PhotoStorage(directory: dir, stateDirectory: dir + "/state", reserveBytes: Int64.max / 2)
+        XCTAssertThrowsError(try storage.reservePath()) { error in
+            guard case .full = error as? PhotoStorage.StorageError else { return XCTFail("\(error)") }
+            XCTAssertTrue("\(error)".hasPrefix("storage full (\(dir): "), "\(error)")
+        }
+        XCTAssertEqual(storage.shotsRemaining(bytesPerPhoto: 1_000_000), 0)
+    }
+}
