@@ -38,8 +38,11 @@ let package = Package(
 
         // Input events and motion: what buttons, encoder, touch, keyboard and socket turn into.
         .target(name: "Controls"),
-        // Cameras: the CameraSource interface, the lens table, the simulated camera.
-        .target(name: "Camera", dependencies: ["FilmCore", "Controls"]),
+        // libcamera (C++) behind a small C ABI; the only code that includes libcamera's headers.
+        .systemLibrary(name: "CLibcamera", pkgConfig: "libcamera", providers: [.apt(["libcamera-dev"])]),
+        .target(name: "CLibcameraShim", dependencies: ["CLibcamera"]),
+        // Cameras: the CameraSource interface, the lens table, the simulated camera, the libcamera backend.
+        .target(name: "Camera", dependencies: ["FilmCore", "Controls", "CLibcameraShim"]),
         // Displays: the DisplaySink interface, headless and SDL2 window twins, the on-screen interface.
         .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
         .target(name: "Display", dependencies: ["FilmCore", "Canvas", "Controls", "ImageFiles", "CSDL2"]),

@@ -58,6 +58,11 @@ public struct Config: Sendable, Equatable {
         public var simulatedStillHeight = 3040
         /// Photos the simulated camera shows (nil: a synthetic scene).
         public var photosDirectory: String? = nil
+        /// Real focal length in mm by sensor model or camera id, for interchangeable-lens
+        /// sensors (imx477, imx296) or to correct the lens table.
+        public var focalLengths: [String: Double] = [:]
+        /// The lens table (sensor model → focal length); the built-in one when absent.
+        public var lensTable: String? = nil
         public init() {}
     }
 
@@ -190,6 +195,20 @@ public struct Config: Sendable, Equatable {
             c.simulatedStillHeight = try r.integer("simulatedStillHeight", in: 64...8192) ?? c.simulatedStillHeight
             if let p = try r.optionalString("photosDirectory") {
                 c.photosDirectory = try resolve(p, r.path("photosDirectory"))
+            }
+            if let p = try r.optionalString("lensTable") {
+                c.lensTable = try resolve(p, r.path("lensTable"))
+            }
+            if let raw = r.value("focalLengths") {
+                guard let object = raw as? [String: Any] else {
+                    throw fail(r.path("focalLengths"), "must be an object of sensor model or camera id → focal length in mm")
+                }
+                for (key, value) in object {
+                    guard let mm = LoopixJSON.number(value), (0.5...300).contains(mm) else {
+                        throw fail(r.path("focalLengths") + ".\(key)", "must be a focal length in mm from 0.5 to 300")
+                    }
+                    c.focalLengths[key] = mm
+                }
             }
             config.camera = c
         }

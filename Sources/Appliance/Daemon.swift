@@ -58,20 +58,34 @@ public enum Daemon {
         for note in config.notes { Log.info(note) }
         if configPath == nil && FileManager.default.fileExists(atPath: Config.defaultPath) { configPath = Config.defaultPath }
 
-        // Camera: no hardware backend is in this build yet, so no camera is ever "present";
-        // `auto` falls back to the simulated one (saying so) unless the configuration insists.
+        // Camera: libcamera's cameras, unless simulating; `auto` falls back to the simulated
+        // camera (saying so) when there is none, unless the configuration insists on one.
+        var hardware: LibcameraCamera?
+        if !simulate && config.camera.backend != .simulated {
+            hardware = findCameras(config)
+        }
         if !simulate {
             do {
-                let (_, note) = try config.resolveCameraBackend(cameraPresent: false)
+                let (_, note) = try config.resolveCameraBackend(cameraPresent: hardware != nil)
                 if let note { Log.warning(note) }
             } catch {
                 Log.error("\(error)")
                 return 1
             }
         }
-        Log.info("camera: simulated")
-        let simulated = SimulatedCamera(stillWidth: config.camera.simulatedStillWidth, stillHeight: config.camera.simulatedStillHeight,
-                                        photosDirectory: config.camera.photosDirectory, photoLoader: { try ImageReader.read(path: $0) })
+        let camera: CameraSource
+        var simulated: SimulatedCamera?
+        if let hardware {
+            camera = hardware
+            Log.info("camera: libcamera \(LibcameraManager.version): " +
+                     hardware.lenses.map { "\($0.sensorModel) \($0.label)" }.joined(separator: ", "))
+        } else {
+            Log.info("camera: simulated")
+            let sim = SimulatedCamera(stillWidth: config.camera.simulatedStillWidth, stillHeight: config.camera.simulatedStillHeight,
+                                      photosDirectory: config.camera.photosDirectory, photoLoader: { try ImageReader.read(path: $0) })
+            camera = sim
+            simulated = sim
+        }
 
         let display: DisplaySink
         do { display = try makeDisplay(config, headless: headless) } catch {
@@ -80,7 +94,7 @@ public enum Daemon {
         }
         let motion = ScriptedMotion(.level, name: "simulated (level and still)")
         let controller = Controller(config: config, configPath: configPath,
-                                    devices: .init(camera: simulated, simulated: simulated, display: display, motion: motion))
+                                    devices: .init(camera: camera, simulated: simulated, display: display, motion: motion))
 
         let server: ControlServer
         do {
@@ -114,6 +128,25 @@ public enum Daemon {
         sources.forEach { $0.cancel() }
         Log.info("stopped")
         return 0
+    }
+
+    /// The cameras libcamera reports, as lenses; nil when there are none (or libcamera fails).
+    static func findCameras(_ config: Config) -> LibcameraCamera? {
+        do {
+            let manager = try LibcameraManager()
+            var table = LensTable.builtIn
+            if let path = config.camera.lensTable {
+                do { table = try LensTable.load(path: path) } catch {
+                    Log.warning("\(error); using the built-in lens table")
+                }
+            }
+            return try LibcameraCamera(manager: manager, table: table, focalLengthOverrides: config.camera.focalLengths)
+        } catch CameraError.noCamera {
+            return nil
+        } catch {
+            Log.warning("libcamera: \(error)")
+            return nil
+        }
     }
 
     static func usage(_ message: String) -> Int32 {

@@ -1,0 +1,236 @@
+import CLibcameraShim
+import FilmCore
+import Foundation
+
+/// libcamera's camera manager (one per process); owns the shim handle.
+public final class LibcameraManager: @unchecked Sendable {
+    // @unchecked: the handle is immutable after init and libcamera's manager is thread-safe
+    // for the calls made here (enumeration, get).
+    let handle: OpaquePointer
+
+    public struct CameraInfo: Sendable, Equatable {
+        public var id: String
+        public var model: String
+        public var pixelArrayWidth: Int
+        public var pixelArrayHeight: Int
+        public var sensorDiagonal: Double?
+    }
+
+    public init() throws {
+        // libcamera logs INFO lines to stderr by default; keep the daemon's log to its own
+        // lines unless the user asks for more (LIBCAMERA_LOG_LEVELS set wins).
+        setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0)
+        var h: OpaquePointer?
+        let rc = CLibcameraShim_managerCreate(&h)
+        guard rc == 0, let h else { throw CameraError.failed("starting libcamera's camera manager: \(LibcameraCamera.describe(rc))") }
+        handle = h
+    }
+
+    deinit { CLibcameraShim_managerDestroy(handle) }
+
+    /// libcamera's version this build was compiled against, e.g. "0.0.3".
+    public static var version: String {
+        let v = Int(CLibcameraShim_version())
+        return "\(v / 10000).\(v / 100 % 100).\(v % 100)"
+    }
+
+    public func cameras() -> [CameraInfo] {
+        let count = Int(CLibcameraShim_cameraCount(handle))
+        var out: [CameraInfo] = []
+        for i in 0..<max(0, count) {
+            var info = CLibcameraShim_CameraInfo()
+            guard CLibcameraShim_cameraInfo(handle, Int32(i), &info) == 0 else { continue }
+            let id = withUnsafeBytes(of: &info.id) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let model = withUnsafeBytes(of: &info.model) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            out.append(CameraInfo(id: id, model: model, pixelArrayWidth: Int(info.pixelArrayWidth), pixelArrayHeight: Int(info.pixelArrayHeight),
+                                  sensorDiagonal: LensTable.sensorDiagonal(pixelsWide: Int(info.pixelArrayWidth), pixelsHigh: Int(info.pixelArrayHeight),
+                                                                           cellWidthNm: Int(info.unitCellWidthNm), cellHeightNm: Int(info.unitCellHeightNm))))
+        }
+        return out
+    }
+}
+
+/// Every camera libcamera reports, as lenses of one `CameraSource`. One camera streams at a
+/// time; switching lens stops one and starts the next. Owns the open camera handle: stopped
+/// before it is released, requests never re-queued after stop, freed in `deinit`.
+public final class LibcameraCamera: CameraSource, @unchecked Sendable {
+    // @unchecked: used from the controller's thread only (the CameraSource contract); the shim
+    // keeps libcamera's own thread away from everything but its locked queue.
+    public let lenses: [Lens]
+    private let manager: LibcameraManager
+    private let ids: [String]
+    private var open: OpaquePointer?
+    private var openIndex = -1
+    private var viewfinder = CLibcameraShim_StreamInfo()
+    private var still = CLibcameraShim_StreamInfo()
+    private var stillTogether = false
+    private var converter: FrameConverter?
+    private var previewSize = (0, 0)
+    private var controls = CLibcameraShim_Controls(ev: 0, aeLocked: 0, afLocked: 0, focusX: 0.5, focusY: 0.5, hasFocusPoint: 0, triggerFocus: 0)
+    private var lastFocus: SIMD2<Double>?
+
+    /// `focalLengthOverrides`: sensor model or camera id → real focal length in mm.
+    public init(manager: LibcameraManager, table: LensTable = .builtIn, focalLengthOverrides: [String: Double] = [:]) throws {
+        self.manager = manager
+        let infos = manager.cameras()
+        guard !infos.isEmpty else { throw CameraError.noCamera }
+        var lenses: [(Lens, String)] = []
+        for info in infos {
+            let f = table.focalLengths(model: info.model, sensorDiagonal: info.sensorDiagonal,
+                                       override: focalLengthOverrides[info.id] ?? focalLengthOverrides[info.model])
+            lenses.append((Lens(id: info.id, sensorModel: info.model.isEmpty ? "unknown" : info.model, focalLength: f.mm,
+                                focalLength35mm: f.equivalent, stillWidth: info.pixelArrayWidth, stillHeight: info.pixelArrayHeight), info.id))
+        }
+        lenses.sort { $0.0.focalLength35mm < $1.0.focalLength35mm }
+        self.lenses = lenses.map(\.0)
+        ids = lenses.map(\.1)
+    }
+
+    deinit { close() }
+
+    static func describe(_ rc: Int32) -> String {
+        rc < 0 ? "\(String(cString: strerror(-rc))) (errno \(-rc))" : "code \(rc)"
+    }
+
+    static func error(_ rc: Int32, _ what: String) -> CameraError {
+        switch -rc {
+        case EBUSY: return .inUse(what)
+        case ENODEV, ENOENT: return .disconnected(what)
+        case ETIMEDOUT: return .timeout(what)
+        default: return .failed("\(what): \(describe(rc))")
+        }
+    }
+
+    private func close() {
+        if let open { CLibcameraShim_cameraClose(open) }
+        open = nil
+        openIndex = -1
+    }
+
+    public func start(lens: Int, previewWidth: Int, previewHeight: Int) throws {
+        guard lenses.indices.contains(lens) else { throw CameraError.failed("lens \(lens) does not exist") }
+        guard previewWidth > 0, previewHeight > 0 else { throw CameraError.failed("preview size \(previewWidth)×\(previewHeight)") }
+        if openIndex != lens {
+            close()
+            var h: OpaquePointer?
+            let rc = CLibcameraShim_cameraOpen(manager.handle, ids[lens], &h)
+            guard rc == 0, let h else { throw Self.error(rc, "opening \(ids[lens])") }
+            open = h
+            openIndex = lens
+        }
+        guard let open else { throw CameraError.failed("camera not open") }
+        CLibcameraShim_stop(open)
+        var together: Int32 = 0
+        var rc = CLibcameraShim_configure(open, Int32(previewWidth), Int32(previewHeight), 1, &viewfinder, &still, &together)
+        guard rc == 0 else { throw Self.error(rc, "configuring \(ids[lens]) for \(previewWidth)×\(previewHeight)") }
+        stillTogether = together != 0
+        try makeConverter(previewWidth, previewHeight)
+        previewSize = (previewWidth, previewHeight)
+        CLibcameraShim_setControls(open, &controls)
+        rc = CLibcameraShim_start(open)
+        guard rc == 0 else { throw Self.error(rc, "starting \(ids[lens])") }
+    }
+
+    private func makeConverter(_ width: Int, _ height: Int) throws {
+        guard let format = CameraPixelFormat(fourcc: viewfinder.fourcc) else {
+            throw CameraError.failed("unsupported pixel format 0x\(String(viewfinder.fourcc, radix: 16)) from \(ids[openIndex])")
+        }
+        converter = FrameConverter(format: format, sourceWidth: Int(viewfinder.width), sourceHeight: Int(viewfinder.height),
+                                   stride: Int(viewfinder.stride), width: width, height: height)
+    }
+
+    public func stop() {
+        if let open { CLibcameraShim_stop(open) }
+    }
+
+    public func setControls(_ c: CameraControls) {
+        controls.ev = Float(c.ev)
+        controls.aeLocked = c.aeLocked ? 1 : 0
+        controls.afLocked = c.afLocked ? 1 : 0
+        if let p = c.focusPoint {
+            controls.focusX = Float(p.x)
+            controls.focusY = Float(p.y)
+            controls.hasFocusPoint = 1
+            if p != lastFocus { controls.triggerFocus = 1 }
+        } else {
+            controls.hasFocusPoint = 0
+        }
+        lastFocus = c.focusPoint
+        if let open { CLibcameraShim_setControls(open, &controls) }
+        controls.triggerFocus = 0
+    }
+
+    static func metadata(_ f: CLibcameraShim_Frame) -> FrameMetadata {
+        var m = FrameMetadata(sequence: f.sequence)
+        if f.exposureTimeUs > 0 { m.exposureTime = Double(f.exposureTimeUs) / 1e6 }
+        if f.analogueGain > 0 { m.analogueGain = Double(f.analogueGain) }
+        if f.hasLensPosition != 0 { m.lensPosition = Double(f.lensPosition) }
+        m.aeState = f.aeLocked != 0 ? .locked : .converged
+        if f.hasAfState != 0 {
+            // libcamera's AfState: 0 idle, 1 scanning, 2 focused, 3 failed.
+            m.afState = [AutoFocusState.idle, .scanning, .focused, .failed][Int(min(max(f.afState, 0), 3))]
+        }
+        return m
+    }
+
+    public func nextPreviewFrame(into frame: inout RGBImage, timeout: Double) throws -> FrameMetadata {
+        guard let open, let converter else { throw CameraError.failed("camera not started") }
+        guard frame.width == converter.width, frame.height == converter.height else {
+            throw CameraError.failed("preview buffer is \(frame.width)×\(frame.height), not \(converter.width)×\(converter.height)")
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            var f = CLibcameraShim_Frame()
+            let ms = max(1, Int32(deadline.timeIntervalSinceNow * 1000))
+            let rc = CLibcameraShim_waitFrame(open, ms, &f)
+            if rc == -EIO { if Date() < deadline { continue } else { throw CameraError.timeout("no complete frame") } }
+            guard rc == 0 else { throw Self.error(rc, "waiting for a frame") }
+            defer { CLibcameraShim_releaseFrame(open, f.cookie) }
+            guard f.stream == 0 else { continue }
+            converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &frame)
+            return Self.metadata(f)
+        }
+    }
+
+    public func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata) {
+        guard let open else { throw CameraError.failed("camera not started") }
+        if stillTogether {
+            // The pipeline streams both: add the still buffer to the next request.
+            CLibcameraShim_requestStill(open)
+            return try waitStill(stream: 1, info: still, timeout: 3)
+        }
+        // One stream at a time: switch to a full-resolution still configuration and back.
+        CLibcameraShim_stop(open)
+        var info = CLibcameraShim_StreamInfo()
+        var rc = CLibcameraShim_configureStillOnly(open, &info)
+        guard rc == 0 else { throw Self.error(rc, "configuring a still of \(ids[openIndex])") }
+        rc = CLibcameraShim_start(open)
+        guard rc == 0 else { throw Self.error(rc, "starting a still of \(ids[openIndex])") }
+        let result = Result { try waitStill(stream: 0, info: info, timeout: 3) }
+        CLibcameraShim_stop(open)
+        try start(lens: openIndex, previewWidth: previewSize.0, previewHeight: previewSize.1)
+        return try result.get()
+    }
+
+    private func waitStill(stream: Int32, info: CLibcameraShim_StreamInfo, timeout: Double) throws -> (image: RGBImage, metadata: FrameMetadata) {
+        guard let open else { throw CameraError.failed("camera not started") }
+        guard let format = CameraPixelFormat(fourcc: info.fourcc) else {
+            throw CameraError.failed("unsupported still pixel format 0x\(String(info.fourcc, radix: 16))")
+        }
+        let w = Int(info.width), h = Int(info.height)
+        let converter = FrameConverter(format: format, sourceWidth: w, sourceHeight: h, stride: Int(info.stride), width: w, height: h)
+        var image = RGBImage(width: w, height: h)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var f = CLibcameraShim_Frame()
+            let rc = CLibcameraShim_waitFrame(open, max(1, Int32(deadline.timeIntervalSinceNow * 1000)), &f)
+            if rc == -EIO { continue }
+            guard rc == 0 else { throw Self.error(rc, "waiting for a still") }
+            defer { CLibcameraShim_releaseFrame(open, f.cookie) }
+            guard f.stream == stream else { continue }
+            converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &image)
+            return (image, Self.metadata(f))
+        }
+        throw CameraError.timeout("no still within \(Int(timeout)) s")
+    }
+}

@@ -1,0 +1,81 @@
+import FilmCore
+import XCTest
+@testable import Camera
+
+/// What the libcamera backend does without a camera: pixel formats and the lens table.
+final class PixelConversionTests: XCTestCase {
+    func testPackedFormatsLandInRGBOrder() {
+        // One pixel of pure red in each packed layout, 2×1 frames with padding in the stride.
+        let cases: [(CameraPixelFormat, [UInt8], Int)] = [
+            (.xrgb8888, [0, 0, 255, 0, 0, 0, 255, 0, 9, 9], 10),   // memory B G R X
+            (.rgb888, [0, 0, 255, 0, 0, 255, 9, 9], 8),           // memory B G R
+            (.bgr888, [255, 0, 0, 255, 0, 0, 9, 9], 8),           // memory R G B
+        ]
+        for (format, bytes, stride) in cases {
+            let converter = FrameConverter(format: format, sourceWidth: 2, sourceHeight: 1, stride: stride, width: 2, height: 1)
+            var image = RGBImage(width: 2, height: 1)
+            bytes.withUnsafeBytes { converter.convert($0, into: &image) }
+            XCTAssertEqual(image[0, 0], SIMD3(255, 0, 0), "\(format)")
+            XCTAssertEqual(image[1, 0], SIMD3(255, 0, 0), "\(format)")
+        }
+    }
+
+    func testYUVGreyAndColourDecodeWithBT601() {
+        // 2×2 I420: Y = 126 (mid grey, limited range), U = V = 128 → grey ≈ 128.
+        var i420: [UInt8] = [126, 126, 126, 126, 128, 128]
+        var image = RGBImage(width: 2, height: 2)
+        FrameConverter(format: .yuv420, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2)
+            .convert(UnsafeRawBufferPointer(start: &i420, count: 6), into: &image)
+        XCTAssertEqual(Int(image[1, 1].x), 128, accuracy: 1)
+        XCTAssertEqual(image[1, 1].x, image[1, 1].z)
+        // NV12 red: Y 81, U 90, V 240 (BT.601 limited) → about (255, 0, 0).
+        var nv12: [UInt8] = [81, 81, 81, 81, 90, 240]
+        FrameConverter(format: .nv12, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2)
+            .convert(UnsafeRawBufferPointer(start: &nv12, count: 6), into: &image)
+        XCTAssertGreaterThan(image[0, 0].x, 240)
+        XCTAssertLessThan(image[0, 0].y, 15)
+        XCTAssertLessThan(image[0, 0].z, 15)
+    }
+
+    func testScalingCentreCropsToTheDestinationAspect() {
+        // A 4×2 source whose left and right quarters are black, middle white, into 2×2: the
+        // 2:1 frame is cropped to its centre square, so all white.
+        var src = [UInt8](repeating: 0, count: 4 * 2 * 3)
+        for y in 0..<2 { for x in 1...2 { for c in 0..<3 { src[(y * 4 + x) * 3 + c] = 255 } } }
+        var image = RGBImage(width: 2, height: 2)
+        FrameConverter(format: .bgr888, sourceWidth: 4, sourceHeight: 2, stride: 12, width: 2, height: 2)
+            .convert(UnsafeRawBufferPointer(start: &src, count: src.count), into: &image)
+        XCTAssertEqual(Set(image.pixels), [255])
+    }
+
+    func testFourccCodes() {
+        XCTAssertEqual(CameraPixelFormat(fourcc: 0x3432_5258), .xrgb8888)  // "XR24"
+        XCTAssertEqual(CameraPixelFormat(fourcc: 0x3432_4742), .bgr888)    // "BG24"
+        XCTAssertNil(CameraPixelFormat(fourcc: 0x5659_5559))                // "YUYV": not read
+    }
+}
+
+final class LensTableTests: XCTestCase {
+    func testKnownModulesGiveTheirEquivalentFocalLengths() throws {
+        // Camera Module 3: 4608×2592 pixels of 1.4 µm → 7.4 mm diagonal; 4.74 mm → about 28 mm.
+        let diagonal = try XCTUnwrap(LensTable.sensorDiagonal(pixelsWide: 4608, pixelsHigh: 2592, cellWidthNm: 1400, cellHeightNm: 1400))
+        let cm3 = LensTable.builtIn.focalLengths(model: "imx708", sensorDiagonal: diagonal, override: nil)
+        XCTAssertEqual(cm3.mm, 4.74)
+        XCTAssertEqual(cm3.equivalent, 27.7, accuracy: 1)
+        let wide = LensTable.builtIn.focalLengths(model: "imx708_wide", sensorDiagonal: diagonal, override: nil)
+        XCTAssertLessThan(wide.equivalent, cm3.equivalent, "the wide module sorts first")
+        // The HQ camera has no lens of its own: the configured one is used.
+        let hq = LensTable.builtIn.focalLengths(model: "imx477", sensorDiagonal: 7.9, override: 16)
+        XCTAssertEqual(hq.mm, 16)
+        XCTAssertEqual(hq.equivalent, 16 * 43.267 / 7.9, accuracy: 0.01)
+        XCTAssertFalse(LensTable.builtIn.focalLengths(model: "imx477", sensorDiagonal: 7.9, override: nil).known)
+    }
+
+    func testTheRepositoryLensTableMatchesTheBuiltInOne() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let table = try LensTable.load(path: root + "/boards/lenses.json")
+        for (model, entry) in LensTable.builtIn.entries {
+            XCTAssertEqual(table.entries[model]?.focalLength, entry.focalLength, model)
+        }
+    }
+}
