@@ -38,6 +38,12 @@ let package = Package(
 
         // Input events and motion: what buttons, encoder, touch, keyboard and socket turn into.
         .target(name: "Controls"),
+        // The Pi's low-level buses: GPIO lines through libgpiod (one C shim for libgpiod 1.6 and
+        // 2.x, chosen at compile time) and I2C/SMBus through i2c-dev (a tiny ioctl shim, no libi2c).
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .target(name: "CGPIOShim", dependencies: ["CGPIOD"], linkerSettings: [.linkedLibrary("gpiod")]),
+        .target(name: "CI2C"),
+        .target(name: "GPIO", dependencies: ["Controls", "CGPIOShim", "CI2C"]),
         // libcamera (C++) behind a small C ABI; the only code that includes libcamera's headers.
         .systemLibrary(name: "CLibcamera", pkgConfig: "libcamera", providers: [.apt(["libcamera-dev"])]),
         .target(name: "CLibcameraShim", dependencies: ["CLibcamera"]),
@@ -48,7 +54,7 @@ let package = Package(
         .target(name: "Display", dependencies: ["FilmCore", "Canvas", "Controls", "ImageFiles", "CSDL2"]),
         // The daemon's brain: state, controller, capture, storage, settings, config, license, socket.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        .target(name: "Appliance", dependencies: ["FilmCore", "Canvas", "ImageFiles", "Camera", "Display", "Controls", "CSodium"]),
+        .target(name: "Appliance", dependencies: ["FilmCore", "Canvas", "ImageFiles", "Camera", "Display", "Controls", "GPIO", "CSodium"]),
         .executableTarget(name: "loopixd", dependencies: ["Appliance"]),
 
         // The `loopix` command's logic (develop, presets, contact sheet, bench, ctl, license), testable as a library.
@@ -60,6 +66,9 @@ let package = Package(
         .testTarget(name: "ImageFilesTests", dependencies: ["ImageFiles"]),
         .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls"]),
+        .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Controls"]),
+        // Real drivers in a VM (gpio-sim, i2c-stub): skipped unless LOOPIX_HIL=1.
+        .testTarget(name: "HILTests", dependencies: ["GPIO", "Controls", "Appliance"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ImageFiles"]),

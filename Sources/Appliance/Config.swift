@@ -1,3 +1,4 @@
+import Controls
 import Foundation
 
 /// Why the configuration was rejected: the file, the key path and the problem, on one line:
@@ -119,7 +120,35 @@ public struct Config: Sendable, Equatable {
         public init() {}
     }
 
+    public struct GPIOSection: Sendable, Equatable {
+        /// The chip (path, name or label); nil: the board's.
+        public var chip: String? = nil
+        /// Button debounce, ms (0…100).
+        public var debounceMs = 5
+        /// Encoder transitions per detent: 1, 2 or 4.
+        public var transitionsPerDetent = 4
+        /// Encoder acceleration for fast turns (over 10 detents/s ×2, over 25 ×4).
+        public var acceleration = true
+        /// Pins overriding the board's (BCM line offsets, 0…53).
+        public var pins: [ControlPin: Int] = [:]
+        public init() {}
+    }
+
+    public struct IMUSection: Sendable, Equatable {
+        /// false: no IMU is looked for (the scripted, level one is used).
+        public var enabled = true
+        /// The I2C bus (/dev/i2c-N); nil: the board's.
+        public var bus: Int? = nil
+        /// 7-bit address; nil: 0x68, 0x69, 0x6A, 0x6B are probed.
+        public var address: Int? = nil
+        public init() {}
+    }
+
     public var board = "none"
+    /// Where board files (`<board>.json`) are installed.
+    public var boardsDirectory = "/usr/share/loopix/boards"
+    public var gpio = GPIOSection()
+    public var imu = IMUSection()
     public var camera = CameraSection()
     public var display = DisplaySection()
     public var storage = StorageSection()
@@ -186,6 +215,42 @@ public struct Config: Sendable, Equatable {
         if let board = try r.optionalString("board") {
             guard !board.isEmpty else { throw fail("board", "must not be empty") }
             config.board = board
+        }
+        if let p = try r.optionalString("boardsDirectory") {
+            config.boardsDirectory = try resolve(p, "boardsDirectory")
+        }
+        try r.section("gpio") { r throws(ConfigError) in
+            var g = GPIOSection()
+            if let chip = try r.optionalString("chip") {
+                guard !chip.isEmpty else { throw fail(r.path("chip"), "must not be empty") }
+                g.chip = chip
+            }
+            g.debounceMs = try r.integer("debounceMs", in: 0...100) ?? g.debounceMs
+            if let t = try r.integer("transitionsPerDetent", in: 1...4) {
+                guard [1, 2, 4].contains(t) else { throw fail(r.path("transitionsPerDetent"), "\(t) is not 1, 2 or 4") }
+                g.transitionsPerDetent = t
+            }
+            g.acceleration = try r.bool("acceleration") ?? g.acceleration
+            try r.section("pins") { r throws(ConfigError) in
+                let names = ControlPin.allCases.map(\.rawValue).joined(separator: ", ")
+                for key in r.object.keys.sorted() {
+                    guard let pin = ControlPin(rawValue: key) else {
+                        throw fail(r.path(key), "unknown control (allowed: \(names))")
+                    }
+                    if let line = try r.integer(key, in: Board.bcmLines) { g.pins[pin] = line }
+                }
+                if let (a, b, line) = Board.firstDuplicate(g.pins) {
+                    throw fail(r.path(b.rawValue), "line \(line) is also used by \(a.rawValue) (\(r.path(a.rawValue)))")
+                }
+            }
+            config.gpio = g
+        }
+        try r.section("imu") { r throws(ConfigError) in
+            var m = IMUSection()
+            m.enabled = try r.bool("enabled") ?? m.enabled
+            m.bus = try r.integer("bus", in: 0...255)
+            m.address = try r.integer("address", in: 0x03...0x77)
+            config.imu = m
         }
         try r.section("camera") { r throws(ConfigError) in
             var c = CameraSection()
@@ -281,7 +346,7 @@ public struct Config: Sendable, Equatable {
             c.keepOriginal = try r.bool("keepOriginal") ?? c.keepOriginal
             config.capture = c
         }
-        try r.rejectUnknown(allowed: "board, camera, display, storage, state, socket, license, defaults, capture")
+        try r.rejectUnknown(allowed: "board, boardsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture")
         return config
     }
 

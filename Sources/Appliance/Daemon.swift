@@ -4,6 +4,7 @@ import Dispatch
 import Display
 import FilmCore
 import Foundation
+import GPIO
 import ImageFiles
 
 /// `loopixd`: parses its arguments, picks the devices, runs the controller until SIGTERM or
@@ -92,9 +93,9 @@ public enum Daemon {
             Log.error("display: \(error)")
             return 1
         }
-        let motion = ScriptedMotion(.level, name: "simulated (level and still)")
+        let (inputs, motion) = makeHardwareInputs(config)
         let controller = Controller(config: config, configPath: configPath,
-                                    devices: .init(camera: camera, simulated: simulated, display: display, motion: motion))
+                                    devices: .init(camera: camera, simulated: simulated, display: display, motion: motion, inputs: inputs))
 
         let server: ControlServer
         do {
@@ -152,6 +153,59 @@ public enum Daemon {
     static func usage(_ message: String) -> Int32 {
         Log.error("loopixd: \(message) (see loopixd --help)")
         return 2
+    }
+
+    /// The board's GPIO buttons and encoder (when a board is configured and its chip exists)
+    /// and the IMU (when one answers); otherwise a warning and the scripted, level sensor.
+    static func makeHardwareInputs(_ config: Config) -> ([InputSource], MotionSensor) {
+        var inputs: [InputSource] = []
+        var board: Board?
+        if config.board != "none" {
+            do {
+                let b = try Board.load(id: config.board, directory: config.boardsDirectory)
+                board = b
+                inputs += makeButtons(config, board: b)
+            } catch {
+                Log.warning("board: \(error); no GPIO buttons")
+            }
+        }
+        let fallback = ScriptedMotion(.level, name: "simulated (level and still)")
+        guard config.imu.enabled, board != nil || config.imu.bus != nil else { return (inputs, fallback) }
+        let bus = config.imu.bus ?? board?.i2cBus ?? 1
+        do {
+            let imu = try IMUProbe.open(bus: bus, address: config.imu.address)
+            Log.info("motion sensor: \(imu.name)")
+            return (inputs, imu)
+        } catch {
+            Log.warning("motion sensor: \(error); grain at a constant rate, photos upright")
+            return (inputs, fallback)
+        }
+    }
+
+    static func makeButtons(_ config: Config, board: Board) -> [InputSource] {
+        do {
+            let plan0 = try config.gpioPlan(board: board)
+            var found: GPIOChipInfo?
+            var problems: [String] = []
+            for chip in plan0.chips {
+                do { found = try GPIOChipInfo.find(chip); break } catch { problems.append("\(error)") }
+            }
+            guard let chip = found else {
+                Log.warning("GPIO: no chip \(plan0.chips.joined(separator: " or ")) (\(problems.first ?? "")); no GPIO buttons")
+                return []
+            }
+            let plan = try config.gpioPlan(board: board, lineCount: chip.lineCount)
+            var settings = ButtonInput.Settings(chip: chip.path, pins: plan.pins)
+            settings.debounceMilliseconds = plan.debounceMs
+            settings.transitionsPerDetent = plan.transitionsPerDetent
+            settings.acceleration = plan.acceleration ? EncoderAcceleration() : .none
+            let input = try ButtonInput(settings, warn: { Log.warning($0) })
+            Log.info("GPIO: \(board.name), \(chip.label) (\(chip.path)), libgpiod \(GPIOChipInfo.libgpiodVersion), \(plan.pins.count) lines")
+            return [input]
+        } catch {
+            Log.warning("GPIO: \(error); no GPIO buttons")
+            return []
+        }
     }
 
     static func makeDisplay(_ config: Config, headless: Bool) throws -> DisplaySink {

@@ -74,7 +74,7 @@ final class ConfigTests: XCTestCase {
 
     func testUnknownKeysAreNamed() {
         XCTAssertEqual(error("{\"colour\": 1}"),
-                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, camera, display, storage, state, socket, license, defaults, capture)")
+                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, boardsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture)")
         XCTAssertEqual(error("{\"display\": {\"widht\": 800}}")?.hasPrefix("/etc/loopix/loopix.json: display.widht: unknown field"), true)
     }
 

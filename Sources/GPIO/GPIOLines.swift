@@ -1,0 +1,132 @@
+import CGPIOShim
+import Controls
+import Foundation
+
+/// Why a GPIO operation failed: the errno and what was being done, on one line.
+public struct GPIOError: Error, Equatable, CustomStringConvertible {
+    public let errno: Int32
+    public let what: String
+    public init(errno: Int32, what: String) {
+        self.errno = errno
+        self.what = what
+    }
+    public var description: String {
+        errno == ERANGE ? "\(what): a line offset is beyond the chip's lines" : "\(what): \(String(cString: strerror(errno))) (errno \(errno))"
+    }
+}
+
+/// A GPIO chip, as libgpiod sees it.
+public struct GPIOChipInfo: Sendable, Equatable {
+    public var path: String
+    public var label: String
+    public var lineCount: Int
+
+    /// Looks up a chip by path (/dev/gpiochip0), name (gpiochip4) or label (pinctrl-rp1).
+    /// Wraps `CGPIOShim_chip_info` (libgpiod `gpiod_chip_open` + label scan).
+    public static func find(_ descriptor: String) throws(GPIOError) -> GPIOChipInfo {
+        var path = [CChar](repeating: 0, count: 256), label = [CChar](repeating: 0, count: 128)
+        var lines: UInt32 = 0
+        let r = CGPIOShim_chip_info(descriptor, &path, path.count, &label, label.count, &lines)
+        guard r == 0 else { throw GPIOError(errno: -r, what: "opening GPIO chip \(descriptor)") }
+        return GPIOChipInfo(path: text(path), label: text(label), lineCount: Int(lines))
+    }
+
+    /// The chip and offset of the line named `name` (gpio-sim names its lines).
+    public static func findLine(named name: String) throws(GPIOError) -> (chip: String, offset: Int) {
+        var path = [CChar](repeating: 0, count: 256)
+        var offset: UInt32 = 0
+        let r = CGPIOShim_find_line(name, &path, path.count, &offset)
+        guard r == 0 else { throw GPIOError(errno: -r, what: "finding the GPIO line named \(name)") }
+        return (text(path), Int(offset))
+    }
+
+    /// 1 or 2: the libgpiod major version this build uses.
+    public static var libgpiodVersion: Int { Int(CGPIOShim_api_version()) }
+}
+
+/// One edge on a requested line.
+public struct GPIOEdge: Sendable, Equatable {
+    public var offset: Int
+    public var rising: Bool
+    /// CLOCK_MONOTONIC, ns (the kernel's timestamp).
+    public var time: UInt64
+    /// The kernel's per-line sequence number (libgpiod 2.x), 0 when unknown.
+    public var seqno: UInt64
+    public init(offset: Int, rising: Bool, time: UInt64, seqno: UInt64 = 0) {
+        self.offset = offset
+        self.rising = rising
+        self.time = time
+        self.seqno = seqno
+    }
+}
+
+/// The owner of one libgpiod line request: input lines with pull-up bias and edge events
+/// both ways. `deinit` releases the lines and closes the chip. Use from one thread at a time.
+public final class GPIOLines {
+    public let chip: String
+    public let offsets: [Int]
+    /// The kernel debounces the lines (libgpiod 2.x with a period given).
+    public let kernelDebounce: Bool
+    /// The kernel refused the pull-up (older than 5.5): external pull-ups are needed.
+    public let noBias: Bool
+    /// Events carry sequence numbers, so lost events are detected exactly.
+    public let hasSequenceNumbers: Bool
+    private let request: OpaquePointer
+    private var buffer = [CGPIOShim_event](repeating: CGPIOShim_event(), count: 64)
+
+    /// Requests `offsets` on `chip` (path, name or label). `debounceMicroseconds`, one per line,
+    /// asks the kernel to debounce where libgpiod 2.x can. Wraps `CGPIOShim_request_lines`.
+    public init(chip: String, offsets: [Int], debounceMicroseconds: [UInt32]? = nil, consumer: String = "loopixd") throws(GPIOError) {
+        self.chip = chip
+        self.offsets = offsets
+        guard !offsets.isEmpty, offsets.count <= Int(CGPIOShim_MAX_LINES), offsets.allSatisfy({ $0 >= 0 && $0 <= Int(UInt32.max) }) else {
+            throw GPIOError(errno: EINVAL, what: "requesting \(offsets.count) lines of \(chip)")
+        }
+        let lines = offsets.map { UInt32($0) }
+        var out: OpaquePointer?
+        let r: Int32
+        if let debounce = debounceMicroseconds, debounce.count == lines.count {
+            r = CGPIOShim_request_lines(chip, consumer, lines, lines.count, debounce, &out)
+        } else {
+            r = CGPIOShim_request_lines(chip, consumer, lines, lines.count, nil, &out)
+        }
+        guard r >= 0, let request = out else {
+            throw GPIOError(errno: -r, what: "requesting lines \(offsets.map(String.init).joined(separator: ",")) of \(chip) as inputs with pull-up and edge events")
+        }
+        self.request = request
+        kernelDebounce = r & Int32(CGPIOShim_FLAG_KERNEL_DEBOUNCE) != 0
+        noBias = r & Int32(CGPIOShim_FLAG_NO_BIAS) != 0
+        hasSequenceNumbers = r & Int32(CGPIOShim_FLAG_SEQNO) != 0
+    }
+
+    deinit { CGPIOShim_release(request) }
+
+    /// The fd to poll for POLLIN (owned by the request).
+    public var fd: Int32 { CGPIOShim_fd(request) }
+
+    /// The waiting edges, in time order, without blocking (empty: none). Wraps `CGPIOShim_read_events`.
+    public func readEvents() throws(GPIOError) -> [GPIOEdge] {
+        var edges: [GPIOEdge] = []
+        while true {
+            let n = buffer.withUnsafeMutableBufferPointer { CGPIOShim_read_events(request, $0.baseAddress, $0.count) }
+            guard n >= 0 else { throw GPIOError(errno: -n, what: "reading edge events from \(chip)") }
+            for e in buffer.prefix(Int(n)) {
+                edges.append(GPIOEdge(offset: Int(e.offset), rising: e.rising != 0, time: e.timestamp_ns, seqno: e.line_seqno))
+            }
+            if Int(n) < buffer.count { return edges }
+        }
+    }
+
+    /// The lines' levels now (true: high), in `offsets` order. Wraps `CGPIOShim_get_values`.
+    public func values() throws(GPIOError) -> [Bool] {
+        var v = [Int32](repeating: 0, count: offsets.count)
+        let r = CGPIOShim_get_values(request, &v)
+        guard r == 0 else { throw GPIOError(errno: -r, what: "reading the levels of \(chip)") }
+        return v.map { $0 != 0 }
+    }
+}
+
+/// A NUL-terminated C buffer as a String.
+func text(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
