@@ -37,12 +37,18 @@ let package = Package(
         .target(name: "ImageFiles", dependencies: ["FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys"]),
 
         // Input events and motion: what buttons, encoder, touch, keyboard and socket turn into.
-        .target(name: "Controls"),
+        // evdev touch screens and USB keyboards (libevdev) become input events here too.
+        .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
+        .target(name: "Controls", dependencies: ["CEvdev"]),
         // Cameras: the CameraSource interface, the lens table, the simulated camera.
         .target(name: "Camera", dependencies: ["FilmCore", "Controls"]),
         // Displays: the DisplaySink interface, headless and SDL2 window twins, the on-screen interface.
         .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
-        .target(name: "Display", dependencies: ["FilmCore", "Canvas", "Controls", "ImageFiles", "CSDL2"]),
+        // DRM/KMS (libdrm) for the Pi's HDMI and DSI panels; CLoopixDRM holds the dumb-buffer
+        // ioctls, mmap and flip-event reads that Swift cannot make (kernel UAPI, no libdrm link).
+        .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
+        .target(name: "CLoopixDRM"),
+        .target(name: "Display", dependencies: ["FilmCore", "Canvas", "Controls", "ImageFiles", "CSDL2", "CDRM", "CLoopixDRM"]),
         // The daemon's brain: state, controller, capture, storage, settings, config, license, socket.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .target(name: "Appliance", dependencies: ["FilmCore", "Canvas", "ImageFiles", "Camera", "Display", "Controls", "CSodium"]),
@@ -60,6 +66,8 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["Camera"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ImageFiles"]),
+        // Real drivers in a VM (vkms, uinput): skipped unless LOOPIX_HIL=1.
+        .testTarget(name: "HILTests", dependencies: ["Display", "Controls", "Appliance"]),
     ],
     swiftLanguageModes: [.v6]
 )
