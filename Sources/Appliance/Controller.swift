@@ -17,12 +17,16 @@ public final class Controller: @unchecked Sendable {
         public var simulated: SimulatedCamera?
         public var display: DisplaySink
         public var motion: MotionSensor?
+        /// Further input (touch screens, keyboards, GPIO), drained once per loop.
+        public var inputs: [InputSource] = []
 
-        public init(camera: CameraSource, simulated: SimulatedCamera?, display: DisplaySink, motion: MotionSensor?) {
+        public init(camera: CameraSource, simulated: SimulatedCamera?, display: DisplaySink, motion: MotionSensor?,
+                    inputs: [InputSource] = []) {
             self.camera = camera
             self.simulated = simulated
             self.display = display
             self.motion = motion
+            self.inputs = inputs
         }
     }
 
@@ -169,6 +173,9 @@ public final class Controller: @unchecked Sendable {
             handleReload()
             mailbox.drain()
             for event in devices.display.pollEvents() { handle(event) }
+            for source in devices.inputs {
+                for event in source.drain() { handle(event) }
+            }
             readMotion()
             previewFrame()
         }

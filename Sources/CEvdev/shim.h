@@ -1,2 +1,3 @@
 #include <libevdev/libevdev.h>
 #include <linux/input.h>
+#include <libevdev/libevdev-uinput.h>
