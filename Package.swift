@@ -37,7 +37,9 @@ let package = Package(
         .target(name: "ImageFiles", dependencies: ["FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys"]),
 
         // Input events and motion: what buttons, encoder, touch, keyboard and socket turn into.
-        .target(name: "Controls"),
+        // evdev touch screens and USB keyboards (libevdev) become input events here too.
+        .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
+        .target(name: "Controls", dependencies: ["CEvdev"]),
         // The Pi's low-level buses: GPIO lines through libgpiod (one C shim for libgpiod 1.6 and
         // 2.x, chosen at compile time) and I2C/SMBus through i2c-dev (a tiny ioctl shim, no libi2c).
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
@@ -51,7 +53,11 @@ let package = Package(
         .target(name: "Camera", dependencies: ["FilmCore", "Controls", "CLibcameraShim"]),
         // Displays: the DisplaySink interface, headless and SDL2 window twins, the on-screen interface.
         .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
-        .target(name: "Display", dependencies: ["FilmCore", "Canvas", "Controls", "ImageFiles", "CSDL2"]),
+        // DRM/KMS (libdrm) for the Pi's HDMI and DSI panels; CLoopixDRM holds the dumb-buffer
+        // ioctls, mmap and flip-event reads that Swift cannot make (kernel UAPI, no libdrm link).
+        .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
+        .target(name: "CLoopixDRM"),
+        .target(name: "Display", dependencies: ["FilmCore", "Canvas", "Controls", "ImageFiles", "CSDL2", "CDRM", "CLoopixDRM"]),
         // The daemon's brain: state, controller, capture, storage, settings, config, license, socket.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .target(name: "Appliance", dependencies: ["FilmCore", "Canvas", "ImageFiles", "Camera", "Display", "Controls", "GPIO", "CSodium"]),
@@ -68,10 +74,12 @@ let package = Package(
         .testTarget(name: "ControlsTests", dependencies: ["Controls"]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Controls"]),
         // Real drivers in a VM (gpio-sim, i2c-stub): skipped unless LOOPIX_HIL=1.
-        .testTarget(name: "HILTests", dependencies: ["GPIO", "Controls", "Appliance"]),
+        // Tests on real kernel drivers in the bench VM (scripts/hil/run); they skip elsewhere.
+        .testTarget(name: "HILTests", dependencies: ["GPIO", "Controls", "Camera", "Display", "Appliance", "ImageFiles", "FilmCore"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ImageFiles"]),
+        // Real drivers in a VM (vkms, uinput): skipped unless LOOPIX_HIL=1.
     ],
     swiftLanguageModes: [.v6]
 )

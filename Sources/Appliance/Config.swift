@@ -1,4 +1,5 @@
 import Controls
+import Display
 import Foundation
 
 /// Why the configuration was rejected: the file, the key path and the problem, on one line:
@@ -27,7 +28,8 @@ public struct ConfigError: Error, Equatable, CustomStringConvertible {
 /// { "board": "none",
 ///   "camera":   { "backend": "auto", "required": false, "simulatedStillWidth": 4056,
 ///                 "simulatedStillHeight": 3040, "photosDirectory": "/usr/share/loopix/samples" },
-///   "display":  { "backend": "auto", "width": 800, "height": 480 },
+///   "display":  { "backend": "auto", "width": 800, "height": 480,
+///                 "connector": "HDMI-A-1", "mode": "1920x1080@60", "rotation": 0, "format": "xrgb8888" },
 ///   "storage":  { "directory": "/var/lib/loopix/photos", "reserveMB": 50 },
 ///   "state":    { "directory": "/var/lib/loopix" },
 ///   "socket":   { "path": "/run/loopix/control.sock", "group": "loopix" },
@@ -36,7 +38,8 @@ public struct ConfigError: Error, Equatable, CustomStringConvertible {
 ///   "capture":  { "queueLength": 3, "heicQuality": 90, "x265Preset": "ultrafast", "keepOriginal": false } }
 /// ```
 /// Every section and key is optional (the values above are the defaults, except that
-/// `photosDirectory`, `socket.group` and `license.publicKey` are absent by default). Unknown
+/// `photosDirectory`, `socket.group`, `license.publicKey`, `display.connector` and `display.mode`
+/// are absent by default: the first connected connector, its preferred mode). Unknown
 /// keys, wrong types and out-of-range values are errors naming the key path and what is
 /// allowed. Relative paths are taken relative to the directory of the configuration file.
 public struct Config: Sendable, Equatable {
@@ -69,9 +72,23 @@ public struct Config: Sendable, Equatable {
 
     public struct DisplaySection: Sendable, Equatable {
         public var backend: DisplayBackend = .auto
+        /// Window and headless size (KMS takes its size from the mode).
         public var width = 800
         public var height = 480
+        /// KMS: connector name ("HDMI-A-1", "DSI-1"); nil: the first connected one.
+        public var connector: String? = nil
+        /// KMS: "WxH" or "WxH@Hz"; nil: the connector's preferred mode.
+        public var mode: ModeSpec? = nil
+        /// KMS: how the panel is mounted (0, 90, 180, 270 degrees clockwise); touch follows it.
+        public var rotation: ScreenRotation = .none
+        /// KMS: scan-out pixel format, xrgb8888 or rgb565.
+        public var format: ScanoutFormat = .xrgb8888
         public init() {}
+
+        /// What the KMS backend is asked for.
+        public var kms: KMSConfiguration {
+            KMSConfiguration(connector: connector, mode: mode, rotation: rotation, format: format)
+        }
     }
 
     public struct StorageSection: Sendable, Equatable {
@@ -282,6 +299,26 @@ public struct Config: Sendable, Equatable {
             d.backend = try r.choice("backend", DisplayBackend.self, allowed: DisplayBackend.allCases) ?? d.backend
             d.width = try r.integer("width", in: 160...3840) ?? d.width
             d.height = try r.integer("height", in: 120...2160) ?? d.height
+            if let name = try r.optionalString("connector") {
+                let ok = !name.isEmpty && name.count <= 32 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+                guard ok else {
+                    throw fail(r.path("connector"), "\"\(name)\" is not a connector name (like HDMI-A-1, DSI-1, Virtual-1)")
+                }
+                d.connector = name
+            }
+            if let text = try r.optionalString("mode") {
+                guard let spec = ModeSpec(text) else {
+                    throw fail(r.path("mode"), "\"\(text)\" is not a mode (WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, like 1920x1080@60)")
+                }
+                d.mode = spec
+            }
+            if let degrees = try r.integer("rotation", in: Int.min...Int.max) {
+                guard let rotation = ScreenRotation(degrees: degrees) else {
+                    throw fail(r.path("rotation"), "\(degrees) is not allowed (allowed 0, 90, 180, 270)")
+                }
+                d.rotation = rotation
+            }
+            d.format = try r.choice("format", ScanoutFormat.self, allowed: ScanoutFormat.allCases) ?? d.format
             config.display = d
         }
         try r.section("storage") { r throws(ConfigError) in

@@ -17,8 +17,8 @@ public final class Controller: @unchecked Sendable {
         public var simulated: SimulatedCamera?
         public var display: DisplaySink
         public var motion: MotionSensor?
-        /// Extra input (GPIO buttons and encoder), drained once per loop.
-        public var inputs: [InputSource]
+        /// Further input (GPIO buttons and encoder, touch screens, keyboards), drained once per loop.
+        public var inputs: [InputSource] = []
 
         public init(camera: CameraSource, simulated: SimulatedCamera?, display: DisplaySink, motion: MotionSensor?,
                     inputs: [InputSource] = []) {
@@ -173,7 +173,9 @@ public final class Controller: @unchecked Sendable {
             handleReload()
             mailbox.drain()
             for event in devices.display.pollEvents() { handle(event) }
-            for source in devices.inputs { for event in source.drain() { handle(event) } }
+            for source in devices.inputs {
+                for event in source.drain() { handle(event) }
+            }
             readMotion()
             previewFrame()
         }

@@ -95,7 +95,8 @@ public enum Daemon {
         }
         let (inputs, motion) = makeHardwareInputs(config)
         let controller = Controller(config: config, configPath: configPath,
-                                    devices: .init(camera: camera, simulated: simulated, display: display, motion: motion, inputs: inputs))
+                                    devices: .init(camera: camera, simulated: simulated, display: display, motion: motion,
+                                                   inputs: inputs + makeInputs(config, display: display)))
 
         let server: ControlServer
         do {
@@ -213,15 +214,31 @@ public enum Daemon {
         if headless || config.display.backend == .headless { return try HeadlessDisplay(width: w, height: h) }
         let env = ProcessInfo.processInfo.environment
         let hasDesktop = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
-        if config.display.backend == .window || (config.display.backend == .auto && hasDesktop) {
+        let backend = config.display.backend
+        if backend == .kms || (backend == .auto && !hasDesktop && KMSDisplay.connectedDisplayExists()) {
+            do {
+                let kms = try KMSDisplay(config.display.kms, log: { Log.warning($0) })
+                Log.info("display: \(kms.name), \(kms.width)×\(kms.height), rotation \(config.display.rotation.degrees)°")
+                return kms
+            } catch {
+                Log.error("display: \(error); running headless")
+                return try HeadlessDisplay(width: w, height: h)
+            }
+        }
+        if backend == .window || (backend == .auto && hasDesktop) {
             do {
                 return try SDLWindow(width: w, height: h, title: "Loopix")
             } catch {
                 Log.warning("no window (\(error)): running headless")
             }
-        } else if config.display.backend == .kms {
-            Log.warning("the KMS display backend is not in this build yet: running headless")
         }
         return try HeadlessDisplay(width: w, height: h)
+    }
+
+    /// Touch screens and keyboards (evdev) when the preview is on a KMS display; the window
+    /// brings its own keyboard and mouse.
+    static func makeInputs(_ config: Config, display: DisplaySink) -> [InputSource] {
+        guard display is KMSDisplay else { return [] }
+        return [EvdevInput(rotation: config.display.rotation, log: { Log.info($0) })]
     }
 }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Every error the Display module throws. `description` is one line: which display, what was
 /// being done, and the problem (SDL's own message where SDL failed).
 public enum DisplayError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -10,6 +12,15 @@ public enum DisplayError: Error, CustomStringConvertible, Equatable, Sendable {
     case noFrame(display: String)
     /// Dimensions that no display can have (zero or negative, or absurdly large).
     case invalidSize(display: String, width: Int, height: Int)
+    /// A DRM/KMS call failed: the device ("/dev/dri/card0"), what was being done
+    /// ("drmModeSetCrtc HDMI-A-1 1920×1080"), and errno.
+    case drm(device: String, action: String, errno: Int32)
+    /// Another process (a compositor, another loopixd) is DRM master of the device.
+    case drmMaster(device: String, errno: Int32)
+    /// No card has a connected connector (or the one asked for); `detail` says what was found.
+    case noConnectedDisplay(detail: String)
+    /// The connector has no mode matching the configuration.
+    case noMode(device: String, connector: String, asked: String, available: String)
 
     public var description: String {
         switch self {
@@ -21,9 +32,21 @@ public enum DisplayError: Error, CustomStringConvertible, Equatable, Sendable {
             return "\(display): snapshot: no frame has been shown yet"
         case .invalidSize(let display, let w, let h):
             return "\(display): create: \(w)×\(h) is not a valid display size"
+        case .drm(let device, let action, let code):
+            return "\(device): \(action) failed: \(errnoText(code))"
+        case .drmMaster(let device, let code):
+            return "\(device): another program holds the display (DRM master): \(errnoText(code))"
+        case .noConnectedDisplay(let detail):
+            return "KMS: no connected display: \(detail)"
+        case .noMode(let device, let connector, let asked, let available):
+            return "\(device): \(connector): no mode \(asked) (available: \(available))"
         }
     }
 }
 
 /// The largest side any display may have (8K and then some).
 let maximumDisplaySide = 16_384
+
+func errnoText(_ code: Int32) -> String {
+    "\(String(cString: strerror(code))) (errno \(code))"
+}
