@@ -33,6 +33,9 @@ public struct Board: Sendable, Equatable {
         return nil
     }
 
+    /// The camera lens table that lives beside the board files (not a board).
+    public static let lensTableFile = "lenses.json"
+
     /// Reads `directory/<id>.json`.
     public static func load(id: String, directory: String) throws(ConfigError) -> Board {
         guard !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
@@ -41,7 +44,7 @@ public struct Board: Sendable, Equatable {
         let path = (directory as NSString).appendingPathComponent("\(id).json")
         guard let data = FileManager.default.contents(atPath: path) else {
             let known = (try? FileManager.default.contentsOfDirectory(atPath: directory))?
-                .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted() ?? []
+                .filter { $0.hasSuffix(".json") && $0 != Board.lensTableFile }.map { String($0.dropLast(5)) }.sorted() ?? []
             throw ConfigError(source: path, field: "", message: "no such board file (boards in \(directory): \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
         }
         return try parse(data, source: path)
@@ -54,7 +57,7 @@ public struct Board: Sendable, Equatable {
             throw ConfigError(source: directory, field: "", message: "cannot list the board files")
         }
         var boards: [Board] = []
-        for f in files.sorted() where f.hasSuffix(".json") {
+        for f in files.sorted() where f.hasSuffix(".json") && f != Board.lensTableFile {
             boards.append(try load(id: String(f.dropLast(5)), directory: directory))
         }
         return boards
