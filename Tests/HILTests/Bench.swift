@@ -28,8 +28,8 @@ enum Bench {
     /// (scripts/setup installs them all), not a skip.
     static func tool(_ name: String) throws -> String {
         let dirs = (environment["PATH"] ?? "/usr/bin:/bin:/usr/sbin:/sbin").split(separator: ":")
-            + ["/usr/sbin", "/sbin"]
-        for d in dirs where FileManager.default.isExecutableFile(atPath: "\(d)/\(name)") {
+            .map(String.init) + ["/usr/sbin", "/sbin"]
+        for d in dirs where access("\(d)/\(name)", X_OK) == 0 {
             return "\(d)/\(name)"
         }
         XCTFail("\(name) is not installed (scripts/setup installs it)")

@@ -28,15 +28,20 @@ final class DRMTests: XCTestCase {
         XCTAssertEqual(mode, "1024x768", "vkms's preferred mode")
         // modetest sets the mode, draws test bars and holds them until its stdin closes.
         let holder = try Bench.Running("modetest", ["-M", "vkms", "-s", "\(connector):\(mode)"])
-        XCTAssertTrue(holder.waitForOutput(timeout: 30) { $0.contains("setting mode") },
-                      "modetest did not set the mode: \(holder.stdout)")
-        // While it holds the mode, the CRTC scans out a framebuffer of that size.
-        let crtcs = try Bench.run("modetest", ["-M", "vkms", "-p"])
-        let crtcLine = crtcs.stdout.split(separator: "\n").first { $0.contains("(\(mode.replacingOccurrences(of: "x", with: "x")))") }
-        XCTAssertNotNil(crtcLine, "no CRTC scanning out \(mode):\n\(crtcs.stdout)")
-        if let fb = crtcLine?.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first {
-            XCTAssertNotEqual(fb, "0", "the CRTC has no framebuffer")
+        // While it holds the mode, a CRTC scans out a framebuffer of that size: `modetest -p`
+        // lists CRTCs as `37	42	(0,0)	(1024x768)` (id, framebuffer, position, size).
+        let size = "(\(mode))"
+        var scanning = false, crtcs = ""
+        let end = Date(timeIntervalSinceNow: 30)
+        while !scanning && Date() < end && holder.process.isRunning {
+            crtcs = try Bench.run("modetest", ["-M", "vkms", "-p"]).stdout
+            scanning = crtcs.split(separator: "\n").contains { line in
+                let f = line.split(whereSeparator: { $0 == "\t" || $0 == " " })
+                return f.count >= 4 && Int(f[0]) != nil && f[1] != "0" && f[3] == size
+            }
+            if !scanning { Thread.sleep(forTimeInterval: 0.2) }
         }
+        XCTAssertTrue(scanning, "no CRTC scans out \(mode) while modetest holds it:\n\(crtcs)")
         let result = holder.wait(timeout: 10)
         XCTAssertEqual(result.status, 0, "modetest: \(result.stderr)")
         XCTAssertTrue(result.stdout.contains("setting mode \(mode)"), result.stdout)

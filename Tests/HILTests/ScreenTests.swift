@@ -16,8 +16,9 @@ final class ScreenTests: XCTestCase {
         let (connector, mode) = try DRMTests.connectedConnector(module: "virtio_gpu")
         let holder = try Bench.Running("modetest", ["-M", "virtio_gpu", "-s", "\(connector):\(mode)"])
         defer { _ = holder.wait(timeout: 10) }
-        XCTAssertTrue(holder.waitForOutput(timeout: 30) { $0.contains("setting mode") }, holder.stdout)
-        Thread.sleep(forTimeInterval: 0.5)
+        // modetest's stdout is a pipe (buffered): give it time to set the mode and draw.
+        Thread.sleep(forTimeInterval: 3)
+        XCTAssertTrue(holder.process.isRunning, "modetest exited early")
         // Ask the host (scripts/hil/run) for a dump and wait for it.
         _ = FileManager.default.createFile(atPath: "\(out)/screen.request", contents: nil)
         let end = Date(timeIntervalSinceNow: 30)

@@ -28,7 +28,7 @@ hil_kernel_image() {
 hil_kvm_works() {
   [ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
   local rc=0
-  timeout 3 qemu-system-x86_64 -enable-kvm -cpu host -machine q35 -m 32 -nodefaults \
-    -display none -S >/dev/null 2>&1 || rc=$?
+  (timeout 3 qemu-system-x86_64 -enable-kvm -cpu host -machine q35 -m 32 -nodefaults \
+    -display none -S >/dev/null 2>&1) 2>/dev/null || rc=$?
   [ "$rc" = 124 ]
 }
