@@ -2,7 +2,7 @@
 hil_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 hil_cache=${LOOPIX_HIL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopix/hil}
 hil_venv=${LOOPIX_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/loopix/venv}
-hil_shared=$hil_root/../shared/hil
+hil_shared=${LOOPIX_HIL_SHARED:-$hil_root/../shared/hil}
 
 # Prints the directory holding boot/vmlinuz-<ver> and lib/modules/<ver> (the layout virtme-ng
 # expects of a kernel outside a source tree): $LOOPIX_HIL_KERNEL_DIR, else ../shared/hil, else
