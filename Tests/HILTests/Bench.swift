@@ -9,15 +9,22 @@ enum Bench {
 
     /// Skips unless inside the bench VM and `device` exists there.
     static func require(_ device: String) throws {
-        guard environment["LOOPIX_HIL"] == "1" else {
-            throw XCTSkip("not inside the HIL bench (LOOPIX_HIL unset): run scripts/hil/run")
-        }
+        try requireBench()
         guard FileManager.default.fileExists(atPath: device) else {
             throw XCTSkip("\(device) does not exist in this VM")
         }
     }
 
+    /// Skips unless inside the bench VM.
+    static func requireBench() throws {
+        guard environment["LOOPIX_HIL"] == "1" else {
+            throw XCTSkip("not inside the HIL bench (LOOPIX_HIL unset): run scripts/hil/run")
+        }
+    }
+
+    /// A `LOOPIX_HIL_*` value the guest sets (skips outside the bench).
     static func value(_ name: String) throws -> String {
+        try requireBench()
         guard let v = environment[name], !v.isEmpty else {
             throw XCTSkip("\(name) is not set: scripts/hil/guest sets it")
         }
