@@ -74,12 +74,12 @@ let package = Package(
         .testTarget(name: "ControlsTests", dependencies: ["Controls"]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Controls"]),
         // Real drivers in a VM (gpio-sim, i2c-stub): skipped unless LOOPIX_HIL=1.
-        // Tests on real kernel drivers in the bench VM (scripts/hil/run); they skip elsewhere.
         .testTarget(name: "HILTests", dependencies: ["GPIO", "Controls", "Camera", "Display", "Appliance", "ImageFiles", "FilmCore"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ImageFiles"]),
-        // Real drivers in a VM (vkms, uinput): skipped unless LOOPIX_HIL=1.
+        // Hardware-in-the-loop: the real kernel interfaces (vimc, vkms, gpio-sim, i2c-stub) in a
+        // VM booted by scripts/hil/run. Skips, saying why, outside the bench.
     ],
     swiftLanguageModes: [.v6]
 )

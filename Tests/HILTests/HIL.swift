@@ -1,9 +1,9 @@
 import Foundation
 import XCTest
 
-/// HIL tests run only inside the bench's VM (real drivers: vkms, uinput), where LOOPIX_HIL=1.
+/// Skips unless inside the bench VM (LOOPIX_HIL=1, set by scripts/hil/guest); see `Bench`.
 func requireHIL() throws {
-    guard ProcessInfo.processInfo.environment["LOOPIX_HIL"] == "1" else {
-        throw XCTSkip("hardware-in-the-loop test: runs only in the HIL VM (LOOPIX_HIL=1)")
+    guard Bench.environment["LOOPIX_HIL"] == "1" else {
+        throw XCTSkip("not inside the HIL bench (LOOPIX_HIL unset): run scripts/hil/run")
     }
 }

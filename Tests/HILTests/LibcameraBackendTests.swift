@@ -1,0 +1,133 @@
+import Camera
+import FilmCore
+import Foundation
+import ImageFiles
+import XCTest
+
+/// The libcamera backend against libcamera's vimc pipeline on real kernel drivers (the bench).
+final class LibcameraBackendTests: XCTestCase {
+    func vimcCamera() throws -> (LibcameraManager, LibcameraCamera) {
+        try Bench.require("/dev/media0")
+        let manager = try LibcameraManager()
+        let camera = try LibcameraCamera(manager: manager)
+        return (manager, camera)
+    }
+
+    func testTheVimcCameraIsALens() throws {
+        let (manager, camera) = try vimcCamera()
+        let infos = manager.cameras()
+        XCTAssertTrue(infos.contains { $0.id.contains("vimc") }, "\(infos)")
+        XCTAssertEqual(camera.lenses.count, infos.count)
+        let lens = try XCTUnwrap(camera.lenses.first)
+        XCTAssertTrue(lens.label.hasSuffix(" mm"))
+        XCTAssertGreaterThan(lens.stillWidth, 0)
+        XCTAssertEqual(camera.lenses.map(\.focalLength35mm), camera.lenses.map(\.focalLength35mm).sorted())
+    }
+
+    func testAHundredPreviewFramesWithRisingSequenceNumbers() throws {
+        let (_, camera) = try vimcCamera()
+        try camera.start(lens: 0, previewWidth: 640, previewHeight: 480)
+        defer { camera.stop() }
+        var frame = RGBImage(width: 640, height: 480)
+        var sequences: [UInt64] = []
+        for _ in 0..<100 {
+            sequences.append(try camera.nextPreviewFrame(into: &frame, timeout: 5).sequence)
+        }
+        XCTAssertEqual(sequences.count, 100)
+        XCTAssertTrue(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }, "\(sequences)")
+        XCTAssertGreaterThan(Set(frame.pixels).count, 16, "vimc's test pattern, not a blank frame")
+    }
+
+    func testViewfinderAndStillConfigureAndAStillBecomesAHEIC() throws {
+        let (_, camera) = try vimcCamera()
+        try camera.start(lens: 0, previewWidth: 640, previewHeight: 480)
+        defer { camera.stop() }
+        var frame = RGBImage(width: 640, height: 480)
+        _ = try camera.nextPreviewFrame(into: &frame, timeout: 5)
+        var (still, metadata) = try camera.captureStill()
+        XCTAssertGreaterThan(still.width, 640, "a still is larger than the preview")
+        XCTAssertEqual(still.width, camera.lenses[0].stillWidth, "full sensor width")
+        XCTAssertEqual(still.height, camera.lenses[0].stillHeight, "full sensor height")
+        XCTAssertGreaterThan(metadata.sequence, 0)
+        // The preview goes on after the still.
+        _ = try camera.nextPreviewFrame(into: &frame, timeout: 5)
+        FilmRenderer(look: FilmLook(preset: BuiltinPresets.portra), width: still.width, height: still.height)
+            .render(&still, grainFrame: 0, threads: 2)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vimc-\(UUID().uuidString).heic").path
+        try ImageWriter.write(still, to: path, format: .heic, metadata: PhotoMetadata(presetName: "Kodak Portra 400"))
+        let info = try HEICInfo.read(path: path)
+        XCTAssertEqual(info.width, still.width)
+        XCTAssertEqual(info.nclxPrimaries, 12)
+    }
+
+    func testTwentyStopStartsLeakNoFileDescriptorsOrMemory() throws {
+        let (_, camera) = try vimcCamera()
+        var frame = RGBImage(width: 320, height: 240)
+        func openFDs() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        func residentPages() -> Int {
+            let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+            return Int(statm.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        }
+        // One round first, so lazily made things (libcamera's threads, IPA) are counted before.
+        try camera.start(lens: 0, previewWidth: 320, previewHeight: 240)
+        _ = try camera.nextPreviewFrame(into: &frame, timeout: 5)
+        camera.stop()
+        let fds = openFDs(), pages = residentPages()
+        for _ in 0..<20 {
+            try camera.start(lens: 0, previewWidth: 320, previewHeight: 240)
+            _ = try camera.nextPreviewFrame(into: &frame, timeout: 5)
+            camera.stop()
+        }
+        XCTAssertEqual(openFDs(), fds, "file descriptors after 20 stop/starts")
+        XCTAssertLessThan(residentPages() - pages, 2048, "resident memory grew by \(residentPages() - pages) pages")
+    }
+
+    func testTheDaemonOnTheVimcCameraTakesAPhotoThroughLoopixCtl() throws {
+        try Bench.require("/dev/media0")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("loopixd-vimc-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let config = """
+        { "camera": { "backend": "libcamera", "required": true },
+          "display": { "backend": "headless", "width": 480, "height": 320 },
+          "storage": { "directory": "\(dir)/photos", "reserveMB": 0 }, "state": { "directory": "\(dir)/state" },
+          "socket": { "path": "\(dir)/control.sock" } }
+        """
+        try config.write(toFile: dir + "/loopix.json", atomically: true, encoding: .utf8)
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: root + "/.build/debug/loopixd")
+        daemon.arguments = ["--config", dir + "/loopix.json"]
+        let log = Pipe()
+        daemon.standardError = log
+        try daemon.run()
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        func ctl(_ words: [String]) throws -> (Int32, String) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: root + "/.build/debug/loopix")
+            p.arguments = ["ctl"] + words + ["--socket", dir + "/control.sock"]
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = out
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            return (p.terminationStatus, text)
+        }
+        var status = (Int32(1), "")
+        for _ in 0..<100 where daemon.isRunning {
+            status = try ctl(["status"])
+            if status.0 == 0 && status.1.contains("\"camera\" : \"ok\"") { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        XCTAssertTrue(status.1.contains("\"camera\" : \"ok\""), "the daemon runs on the vimc camera: \(status.1)")
+        let capture = try ctl(["capture"])
+        XCTAssertEqual(capture.0, 0, capture.1)
+        let photo = dir + "/photos/DCIM/100LOOPX/LPX_0001.HEIC"
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: photo) { Thread.sleep(forTimeInterval: 0.1) }
+        let info = try HEICInfo.read(path: photo)
+        XCTAssertGreaterThan(info.width, 480)
+    }
+}
