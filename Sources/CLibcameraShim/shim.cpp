@@ -179,11 +179,14 @@ int configureRoles(CLibcameraShim_Camera *c, const StreamRoles &roles, int width
     std::unique_ptr<CameraConfiguration> config = c->camera->generateConfiguration(roles);
     if (!config || config->size() == 0) return -EINVAL;
     if (width > 0 && height > 0) config->at(0).size = Size(unsigned(width), unsigned(height));
-    // Prefer formats that convert cheaply to RGB.
+    // Keep the pipeline's own default format when we can read it (some, like vimc, list
+    // formats they cannot stream); otherwise pick one that converts cheaply to RGB.
+    const PixelFormat readable[] = {formats::XRGB8888, formats::RGB888, formats::BGR888, formats::YUV420, formats::NV12};
     for (unsigned i = 0; i < config->size(); i++) {
         StreamConfiguration &cfg = config->at(i);
-        for (PixelFormat f : {formats::XRGB8888, formats::RGB888, formats::BGR888, formats::YUV420, formats::NV12}) {
-            const auto &supported = cfg.formats().pixelformats();
+        if (std::find(std::begin(readable), std::end(readable), cfg.pixelFormat) != std::end(readable)) continue;
+        const auto &supported = cfg.formats().pixelformats();
+        for (PixelFormat f : readable) {
             if (std::find(supported.begin(), supported.end(), f) != supported.end()) {
                 cfg.pixelFormat = f;
                 break;
