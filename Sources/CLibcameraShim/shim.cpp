@@ -175,7 +175,8 @@ int mapBuffer(CLibcameraShim_Camera *c, const FrameBuffer *buffer) {
     return 0;
 }
 
-int configureRoles(CLibcameraShim_Camera *c, const StreamRoles &roles, int width, int height) {
+// A vector works for both 0.0.3 (`StreamRoles`, a vector) and 0.4+ (`Span<const StreamRole>`).
+int configureRoles(CLibcameraShim_Camera *c, const std::vector<StreamRole> &roles, int width, int height) {
     std::unique_ptr<CameraConfiguration> config = c->camera->generateConfiguration(roles);
     if (!config || config->size() == 0) return -EINVAL;
     if (width > 0 && height > 0) config->at(0).size = Size(unsigned(width), unsigned(height));
