@@ -1,26 +1,11 @@
 import Controls
 import Display
+import FilmCore
 import Foundation
 
 /// Why the configuration was rejected: the file, the key path and the problem, on one line:
 /// `/etc/loopix/loopix.json: display.width: 99999 is out of range (allowed 160…3840)`.
-public struct ConfigError: Error, Equatable, CustomStringConvertible {
-    /// The file the configuration came from.
-    public let source: String
-    /// Dotted key path, e.g. "display.width"; empty for the file as a whole.
-    public let field: String
-    public let message: String
-
-    public init(source: String, field: String, message: String) {
-        self.source = source
-        self.field = field
-        self.message = message
-    }
-
-    public var description: String {
-        field.isEmpty ? "\(source): \(message)" : "\(source): \(field): \(message)"
-    }
-}
+public typealias ConfigError = FieldError
 
 /// The daemon's configuration: one JSON file, by default `/etc/loopix/loopix.json`.
 ///

@@ -1,8 +1,10 @@
 import Foundation
 
-/// Why a user preset was rejected: the file, the field and what is allowed.
-public struct PresetError: Error, Equatable, CustomStringConvertible {
-    /// The file (or other source) the preset came from.
+/// Why a JSON document (a user preset, the daemon's configuration) was rejected: the file,
+/// the field and what is allowed, on one line: `looks/loud.json: grain.amount: 3 is out of
+/// range (allowed 0…1)`.
+public struct FieldError: Error, Equatable, CustomStringConvertible {
+    /// The file (or other source) the document came from.
     public let source: String
     /// Dotted path of the field, e.g. "grain.amount"; empty for the document as a whole.
     public let field: String
@@ -18,6 +20,9 @@ public struct PresetError: Error, Equatable, CustomStringConvertible {
         field.isEmpty ? "\(source): \(message)" : "\(source): \(field): \(message)"
     }
 }
+
+/// Why a user preset was rejected.
+public typealias PresetError = FieldError
 
 /// Reads user presets from JSON (schema version 1), checking every field:
 ///
