@@ -14,7 +14,8 @@ public typealias ConfigError = FieldError
 ///   "camera":   { "backend": "auto", "required": false, "simulatedStillWidth": 4056,
 ///                 "simulatedStillHeight": 3040, "photosDirectory": "/usr/share/loopix/samples" },
 ///   "display":  { "backend": "auto", "width": 800, "height": 480,
-///                 "connector": "HDMI-A-1", "mode": "1920x1080@60", "rotation": 0, "format": "xrgb8888" },
+///                 "connector": "HDMI-A-1", "mode": "1920x1080@60", "rotation": 0, "format": "xrgb8888",
+///                 "flip": "auto" },
 ///   "storage":  { "directory": "/var/lib/loopix/photos", "reserveMB": 50 },
 ///   "state":    { "directory": "/var/lib/loopix" },
 ///   "socket":   { "path": "/run/loopix/control.sock", "group": "loopix" },
@@ -68,11 +69,13 @@ public struct Config: Sendable, Equatable {
         public var rotation: ScreenRotation = .none
         /// KMS: scan-out pixel format, xrgb8888 or rgb565.
         public var format: ScanoutFormat = .xrgb8888
+        /// KMS: atomic commits, legacy page flips, or atomic where the driver has it (auto).
+        public var flip: FlipAPI = .auto
         public init() {}
 
         /// What the KMS backend is asked for.
         public var kms: KMSConfiguration {
-            KMSConfiguration(connector: connector, mode: mode, rotation: rotation, format: format)
+            KMSConfiguration(connector: connector, mode: mode, rotation: rotation, format: format, flip: flip)
         }
     }
 
@@ -304,6 +307,7 @@ public struct Config: Sendable, Equatable {
                 d.rotation = rotation
             }
             d.format = try r.choice("format", ScanoutFormat.self, allowed: ScanoutFormat.allCases) ?? d.format
+            d.flip = try r.choice("flip", FlipAPI.self, allowed: FlipAPI.allCases) ?? d.flip
             config.display = d
         }
         try r.section("storage") { r throws(ConfigError) in

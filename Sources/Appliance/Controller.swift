@@ -19,14 +19,19 @@ public final class Controller: @unchecked Sendable {
         public var motion: MotionSensor?
         /// Further input (GPIO buttons and encoder, touch screens, keyboards), drained once per loop.
         public var inputs: [InputSource] = []
+        /// Set when a screen was asked for: while the preview is headless (no display at start,
+        /// or the display failed), called every `displayProbeInterval` s to look for one that has
+        /// appeared since, with the input that comes with it; nil while there is none.
+        public var findDisplay: (() -> (display: DisplaySink, inputs: [InputSource])?)?
 
         public init(camera: CameraSource, simulated: SimulatedCamera?, display: DisplaySink, motion: MotionSensor?,
-                    inputs: [InputSource] = []) {
+                    inputs: [InputSource] = [], findDisplay: (() -> (display: DisplaySink, inputs: [InputSource])?)? = nil) {
             self.camera = camera
             self.simulated = simulated
             self.display = display
             self.motion = motion
             self.inputs = inputs
+            self.findDisplay = findDisplay
         }
     }
 
@@ -74,11 +79,14 @@ public final class Controller: @unchecked Sendable {
     private var stopRequested = false
     private var reloadRequested = false
     private let configPath: String?
+    private var nextDisplayProbe: UInt64 = 0
 
     /// No frame for this long: the camera is restarted.
     static let frameTimeout: Double = 2
     static let maxQuickRestarts = 3
     static let retryDelay: Double = 10
+    /// How often a headless preview looks for a display that was asked for.
+    static let displayProbeInterval: Double = 2
 
     public init(config: Config, configPath: String?, devices: Devices, presets: [Preset] = BuiltinPresets.all) {
         self.config = config
@@ -177,6 +185,7 @@ public final class Controller: @unchecked Sendable {
                 for event in source.drain() { handle(event) }
             }
             readMotion()
+            lookForDisplay()
             previewFrame()
         }
         Log.info("stopping")
@@ -311,6 +320,34 @@ public final class Controller: @unchecked Sendable {
                   let headless = try? HeadlessDisplay(width: composed.width, height: composed.height) else { return }
             Log.error("display \(devices.display.name): \(error); continuing headless")
             devices.display = headless
+        }
+    }
+
+    /// Moves the preview onto a display that appeared while it was headless.
+    private func lookForDisplay() {
+        guard devices.display is HeadlessDisplay, let find = devices.findDisplay else { return }
+        let t = now()
+        guard t >= nextDisplayProbe else { return }
+        nextDisplayProbe = t + UInt64(Self.displayProbeInterval * 1e9)
+        guard let found = find() else { return }
+        Log.info("display: \(found.display.name) (\(found.display.width)×\(found.display.height)) found; preview resumed on it")
+        devices.display = found.display
+        let present = Set(devices.inputs.map { ObjectIdentifier(type(of: $0)) })
+        devices.inputs += found.inputs.filter { !present.contains(ObjectIdentifier(type(of: $0))) }
+        resizePreview(width: found.display.width, height: found.display.height)
+    }
+
+    /// New preview buffers for a display of another size; the camera restarts at that size.
+    private func resizePreview(width: Int, height: Int) {
+        guard width != composed.width || height != composed.height else { return }
+        cameraFrame = RGBImage(width: width, height: height)
+        composed = RGBImage(width: width, height: height)
+        overlay = OverlayRenderer(width: width, height: height)
+        if let look = renderer?.look { renderer = FilmRenderer(look: look, width: width, height: height) }
+        if cameraRunning {
+            devices.camera.stop()
+            cameraRunning = false
+            startCamera()
         }
     }
 

@@ -96,7 +96,8 @@ public enum Daemon {
         let (inputs, motion) = makeHardwareInputs(config)
         let controller = Controller(config: config, configPath: configPath,
                                     devices: .init(camera: camera, simulated: simulated, display: display, motion: motion,
-                                                   inputs: inputs + makeInputs(config, display: display)))
+                                                   inputs: inputs + makeInputs(config, display: display),
+                                                   findDisplay: displayFinder(config, headless: headless)))
 
         let server: ControlServer
         do {
@@ -212,19 +213,23 @@ public enum Daemon {
     static func makeDisplay(_ config: Config, headless: Bool) throws -> DisplaySink {
         let w = config.display.width, h = config.display.height
         if headless || config.display.backend == .headless { return try HeadlessDisplay(width: w, height: h) }
+        let backend = config.display.backend
+        if wantsKMS(config, headless: headless) {
+            if backend == .kms || KMSDisplay.connectedDisplayExists(cards: config.display.kms.cards) {
+                do {
+                    let kms = try KMSDisplay(config.display.kms, log: { Log.warning($0) })
+                    Log.info("display: \(kms.name), \(kms.width)×\(kms.height), rotation \(config.display.rotation.degrees)°")
+                    return kms
+                } catch {
+                    Log.error("display: \(error); running headless until a display can be opened")
+                    return try HeadlessDisplay(width: w, height: h)
+                }
+            }
+            Log.info("display: none connected; running headless, the preview starts when one is connected")
+            return try HeadlessDisplay(width: w, height: h)
+        }
         let env = ProcessInfo.processInfo.environment
         let hasDesktop = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
-        let backend = config.display.backend
-        if backend == .kms || (backend == .auto && !hasDesktop && KMSDisplay.connectedDisplayExists()) {
-            do {
-                let kms = try KMSDisplay(config.display.kms, log: { Log.warning($0) })
-                Log.info("display: \(kms.name), \(kms.width)×\(kms.height), rotation \(config.display.rotation.degrees)°")
-                return kms
-            } catch {
-                Log.error("display: \(error); running headless")
-                return try HeadlessDisplay(width: w, height: h)
-            }
-        }
         if backend == .window || (backend == .auto && hasDesktop) {
             do {
                 return try SDLWindow(width: w, height: h, title: "Loopix")
@@ -233,6 +238,33 @@ public enum Daemon {
             }
         }
         return try HeadlessDisplay(width: w, height: h)
+    }
+
+    /// Whether the configuration asks for the screen (KMS) rather than a window or nothing.
+    static func wantsKMS(_ config: Config, headless: Bool) -> Bool {
+        let env = ProcessInfo.processInfo.environment
+        let hasDesktop = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
+        return !headless && (config.display.backend == .kms || (config.display.backend == .auto && !hasDesktop))
+    }
+
+    /// For a daemon that wants the screen: opens a KMS display once one is connected (a monitor
+    /// plugged in after start), with its touch and keyboard input. A display that is there but
+    /// cannot be opened is logged once per distinct error.
+    static func displayFinder(_ config: Config, headless: Bool) -> (() -> (display: DisplaySink, inputs: [InputSource])?)? {
+        guard wantsKMS(config, headless: headless) else { return nil }
+        var lastError = ""
+        return {
+            guard KMSDisplay.connectedDisplayExists(cards: config.display.kms.cards) else { return nil }
+            do {
+                let kms = try KMSDisplay(config.display.kms, log: { Log.warning($0) })
+                lastError = ""
+                return (kms, makeInputs(config, display: kms))
+            } catch {
+                if "\(error)" != lastError { Log.warning("display: \(error); the preview stays headless") }
+                lastError = "\(error)"
+                return nil
+            }
+        }
     }
 
     /// Touch screens and keyboards (evdev) when the preview is on a KMS display; the window

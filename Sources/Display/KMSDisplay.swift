@@ -16,15 +16,18 @@ public struct KMSConfiguration: Sendable, Equatable {
     public var buffers: Int
     /// Cards to look at; nil: every /dev/dri/card*, in number order.
     public var cards: [String]?
+    /// Atomic commits or legacy page flips.
+    public var flip: FlipAPI
 
     public init(connector: String? = nil, mode: ModeSpec? = nil, rotation: ScreenRotation = .none,
-                format: ScanoutFormat = .xrgb8888, buffers: Int = 3, cards: [String]? = nil) {
+                format: ScanoutFormat = .xrgb8888, buffers: Int = 3, cards: [String]? = nil, flip: FlipAPI = .auto) {
         self.connector = connector
         self.mode = mode
         self.rotation = rotation
         self.format = format
         self.buffers = buffers
         self.cards = cards
+        self.flip = flip
     }
 }
 
@@ -161,9 +164,9 @@ final class DumbBuffer {
 
 /// The Pi's screen through DRM/KMS, without a compositor: finds a card with a connected
 /// connector, becomes DRM master, sets a mode and shows frames by page flipping between dumb
-/// buffers (legacy `drmModePageFlip`, one flip in flight, the next frame drawn into a buffer
-/// that is neither on screen nor queued — so nothing is ever drawn into a buffer being
-/// scanned out). Frames are scaled and letterboxed to the mode and turned by the panel's
+/// buffers (atomic commits where the driver has them, else legacy `drmModePageFlip`; one flip
+/// in flight, the next frame drawn into a buffer that is neither on screen nor queued — so
+/// nothing is ever drawn into a buffer being scanned out). Frames are scaled and letterboxed to the mode and turned by the panel's
 /// rotation while they are converted (`ScanoutMap`).
 ///
 /// Unplugging: the connector is re-read once a second from `show` (and on any failed flip);
@@ -186,6 +189,8 @@ public final class KMSDisplay: DisplaySink {
     public private(set) var flipsCompleted = 0
     /// Times the display came back after being disconnected.
     public private(set) var reconnections = 0
+    /// Whether frames are flipped by atomic commits (else legacy page flips).
+    public var usesAtomic: Bool { atomic != nil }
     /// The current mode's size and rate.
     public private(set) var modeWidth: Int
     public private(set) var modeHeight: Int
@@ -206,6 +211,7 @@ public final class KMSDisplay: DisplaySink {
     private var loggedProblem = false
     private let log: @Sendable (String) -> Void
     private var isMaster = false
+    private var atomic: AtomicPipeline?
 
     /// Whether any card has a connected (non-writeback) connector; opens nothing for long and
     /// needs no master. Used by the daemon's `auto` backend.
@@ -278,7 +284,7 @@ public final class KMSDisplay: DisplaySink {
         guard let crtc = Self.crtc(for: connector, crtcs: crtcs, fd: card.fd) else {
             throw .drm(device: card.path, action: "finding a CRTC for \(connector.name)", errno: ENODEV)
         }
-        crtcID = crtc
+        crtcID = crtc.id
         let candidate = mode.candidate
         modeWidth = candidate.width
         modeHeight = candidate.height
@@ -286,12 +292,22 @@ public final class KMSDisplay: DisplaySink {
         let logical = ScanoutMap.logicalSize(bufferWidth: modeWidth, bufferHeight: modeHeight, rotation: configuration.rotation)
         width = logical.width
         height = logical.height
-        name = "KMS \(card.path) \(connector.name) \(mode.label)"
-
         if drmSetMaster(card.fd) != 0 {
             throw .drmMaster(device: card.path, errno: errno)
         }
         isMaster = true
+        // Closing the card (when init throws) drops master too.
+        var pipeline: AtomicPipeline?
+        if configuration.flip != .legacy {
+            do {
+                pipeline = try AtomicPipeline(card: card, connectorID: connector.id, crtcID: crtc.id, crtcIndex: crtc.index,
+                                              format: configuration.format)
+            } catch {
+                if configuration.flip == .atomic { throw error }
+            }
+        }
+        name = "KMS \(card.path) \(connector.name) \(mode.label) \(pipeline != nil ? "atomic" : "legacy")"
+        atomic = pipeline
         savedCrtc = drmModeGetCrtc(card.fd, crtcID)
         try setMode()
         lastCheck = CLoopixDRM_monotonic_usec()
@@ -313,17 +329,18 @@ public final class KMSDisplay: DisplaySink {
         if isMaster { drmDropMaster(card.fd) }
     }
 
-    /// The connector's current encoder's CRTC, else the first CRTC one of its encoders can drive.
-    private static func crtc(for connector: ConnectorSnapshot, crtcs: [UInt32], fd: Int32) -> UInt32? {
+    /// The connector's current encoder's CRTC, else the first CRTC one of its encoders can
+    /// drive; with its index in the card's CRTC list (what planes' possible_crtcs refer to).
+    private static func crtc(for connector: ConnectorSnapshot, crtcs: [UInt32], fd: Int32) -> (id: UInt32, index: Int)? {
         if connector.encoderID != 0, let e = drmModeGetEncoder(fd, connector.encoderID) {
             defer { drmModeFreeEncoder(e) }
-            if e.pointee.crtc_id != 0 { return e.pointee.crtc_id }
+            if e.pointee.crtc_id != 0, let index = crtcs.firstIndex(of: e.pointee.crtc_id) { return (e.pointee.crtc_id, index) }
         }
         for id in connector.encoders {
             guard let e = drmModeGetEncoder(fd, id) else { continue }
             defer { drmModeFreeEncoder(e) }
             for (i, crtc) in crtcs.enumerated() where i < 32 && e.pointee.possible_crtcs & (1 << UInt32(i)) != 0 {
-                return crtc
+                return (crtc, i)
             }
         }
         return nil
@@ -341,9 +358,14 @@ public final class KMSDisplay: DisplaySink {
         let first = buffers[0]
         first.pixels.initializeMemory(as: UInt8.self, repeating: 0, count: first.pitch * first.height)
         first.clearedFor = -1
-        var connector = connectorID
-        let r = drmModeSetCrtc(card.fd, crtcID, first.framebuffer, 0, 0, &connector, 1, &mode)
-        guard r == 0 else { throw card.failure("drmModeSetCrtc \(connectorName) \(mode.label)", r) }
+        if let atomic {
+            try atomic.setMode(mode, framebuffer: first.framebuffer, width: modeWidth, height: modeHeight,
+                               label: "\(connectorName) \(mode.label)")
+        } else {
+            var connector = connectorID
+            let r = drmModeSetCrtc(card.fd, crtcID, first.framebuffer, 0, 0, &connector, 1, &mode)
+            guard r == 0 else { throw card.failure("drmModeSetCrtc \(connectorName) \(mode.label)", r) }
+        }
         onScreen = 0
     }
 
@@ -378,9 +400,11 @@ public final class KMSDisplay: DisplaySink {
         while pending != nil {
             guard waitForFlip(timeoutMS: 500) else { return }
         }
-        let r = drmModePageFlip(card.fd, crtcID, buffer.framebuffer, UInt32(DRM_MODE_PAGE_FLIP_EVENT), nil)
+        let r = atomic?.flip(framebuffer: buffer.framebuffer)
+            ?? drmModePageFlip(card.fd, crtcID, buffer.framebuffer, UInt32(DRM_MODE_PAGE_FLIP_EVENT), nil)
         guard r == 0 else {
-            disconnect(because: "\(card.failure("drmModePageFlip \(connectorName)", r))")
+            let call = atomic != nil ? "atomic page flip" : "drmModePageFlip"
+            disconnect(because: "\(card.failure("\(call) \(connectorName)", r))")
             return
         }
         pending = target

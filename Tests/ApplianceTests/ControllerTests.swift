@@ -14,12 +14,21 @@ final class ScriptedDisplay: DisplaySink, @unchecked Sendable {
     private let lock = NSLock()
     private var queued: [InputEvent] = []
     private(set) var frames = 0
+    private var wrongSize = 0
     var closeRequested: Bool { false }
 
     func show(_ frame: RGBImage) throws {
         lock.lock()
         frames += 1
+        if frame.width != width || frame.height != height { wrongSize += 1 }
         lock.unlock()
+    }
+
+    /// Frames shown whose size was not the display's.
+    var framesOfWrongSize: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return wrongSize
     }
 
     func pollEvents() -> [InputEvent] {
@@ -44,6 +53,55 @@ final class ScriptedDisplay: DisplaySink, @unchecked Sendable {
 }
 
 final class ControllerTests: XCTestCase {
+    private func temporaryConfig() -> Config {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("loopix-ctl-\(UUID().uuidString.prefix(8))").path
+        var config = Config.defaults
+        config.storage.directory = dir + "/photos"
+        config.storage.reserveMB = 0
+        config.state.directory = dir + "/state"
+        return config
+    }
+
+    /// Started headless because no screen was connected, the preview moves onto one that
+    /// appears later, at that display's size, and stops looking once it has one.
+    func testHeadlessPreviewMovesOntoADisplayThatAppears() throws {
+        let camera = SimulatedCamera(stillWidth: 160, stillHeight: 120)
+        let screen = ScriptedDisplay()
+        let lock = NSLock()
+        var probes = 0, plugged = false
+        func locked<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
+        let find: () -> (display: DisplaySink, inputs: [InputSource])? = {
+            locked {
+                probes += 1
+                return plugged ? (screen, []) : nil
+            }
+        }
+        let controller = Controller(config: temporaryConfig(), configPath: nil,
+                                    devices: .init(camera: camera, simulated: camera, display: try HeadlessDisplay(width: 320, height: 200),
+                                                   motion: nil, findDisplay: find))
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            controller.run()
+            finished.signal()
+        }
+        func waitFor(_ what: String, seconds: Double, _ condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            XCTAssertTrue(condition(), what)
+        }
+        waitFor("the headless preview looks for a display", seconds: 10) { locked { probes } >= 2 }
+        XCTAssertEqual(screen.framesShown, 0)
+        locked { plugged = true }
+        waitFor("frames reach the display that appeared", seconds: 10) { screen.framesShown > 5 }
+        XCTAssertEqual(screen.framesOfWrongSize, 0, "frames are composed at the new display's size")
+        let probesOnceFound = locked { probes }
+        Thread.sleep(forTimeInterval: Controller.displayProbeInterval + 0.5)
+        XCTAssertEqual(locked { probes }, probesOnceFound, "no more looking once a display is in use")
+        controller.requestStop()
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success)
+        controller.shutdown(timeout: 30)
+    }
+
     func testButtonsFollowHandednessFromTheFirstPressOn() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("loopix-ctl-\(UUID().uuidString.prefix(8))").path
         var config = Config.defaults

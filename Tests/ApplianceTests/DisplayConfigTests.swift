@@ -19,11 +19,12 @@ final class DisplayConfigTests: XCTestCase {
         XCTAssertNil(d.mode)
         XCTAssertEqual(d.rotation, .none)
         XCTAssertEqual(d.format, .xrgb8888)
+        XCTAssertEqual(d.flip, .auto)
         XCTAssertEqual(d.kms, KMSConfiguration())
     }
 
     func testKMSFields() throws {
-        let c = try parse(#"{"display": {"backend": "kms", "connector": "DSI-1", "mode": "800x480@60", "rotation": 270, "format": "rgb565"}}"#)
+        let c = try parse(#"{"display": {"backend": "kms", "connector": "DSI-1", "mode": "800x480@60", "rotation": 270, "format": "rgb565", "flip": "legacy"}}"#)
         XCTAssertEqual(c.display.backend, .kms)
         XCTAssertEqual(c.display.connector, "DSI-1")
         XCTAssertEqual(c.display.mode, ModeSpec(width: 800, height: 480, refresh: 60))
@@ -31,6 +32,7 @@ final class DisplayConfigTests: XCTestCase {
         XCTAssertEqual(c.display.format, .rgb565)
         XCTAssertEqual(c.display.kms.connector, "DSI-1")
         XCTAssertEqual(c.display.kms.rotation, .threeQuarters)
+        XCTAssertEqual(c.display.kms.flip, .legacy)
     }
 
     func testKMSFieldErrors() {
@@ -40,6 +42,8 @@ final class DisplayConfigTests: XCTestCase {
                        "/etc/loopix/loopix.json: display.rotation: 360 is not allowed (allowed 0, 90, 180, 270)")
         XCTAssertEqual(error(#"{"display": {"format": "rgb888"}}"#),
                        "/etc/loopix/loopix.json: display.format: \"rgb888\" is not one of xrgb8888, rgb565")
+        XCTAssertEqual(error(#"{"display": {"flip": "vsync"}}"#),
+                       "/etc/loopix/loopix.json: display.flip: \"vsync\" is not one of auto, atomic, legacy")
         XCTAssertEqual(error(#"{"display": {"mode": "1920by1080"}}"#),
                        "/etc/loopix/loopix.json: display.mode: \"1920by1080\" is not a mode (WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, like 1920x1080@60)")
         XCTAssertEqual(error(#"{"display": {"connector": "HDMI A 1"}}"#),

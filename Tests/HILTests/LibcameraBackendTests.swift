@@ -85,49 +85,15 @@ final class LibcameraBackendTests: XCTestCase {
 
     func testTheDaemonOnTheVimcCameraTakesAPhotoThroughLoopixCtl() throws {
         try Bench.require("/dev/media0")
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("loopixd-vimc-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let config = """
-        { "camera": { "backend": "libcamera", "required": true },
-          "display": { "backend": "headless", "width": 480, "height": 320 },
-          "storage": { "directory": "\(dir)/photos", "reserveMB": 0 }, "state": { "directory": "\(dir)/state" },
-          "socket": { "path": "\(dir)/control.sock" } }
-        """
-        try config.write(toFile: dir + "/loopix.json", atomically: true, encoding: .utf8)
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: root + "/.build/debug/loopixd")
-        daemon.arguments = ["--config", dir + "/loopix.json"]
-        let log = Pipe()
-        daemon.standardError = log
-        try daemon.run()
-        defer {
-            daemon.terminate()
-            daemon.waitUntilExit()
-        }
-        func ctl(_ words: [String]) throws -> (Int32, String) {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: root + "/.build/debug/loopix")
-            p.arguments = ["ctl"] + words + ["--socket", dir + "/control.sock"]
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = out
-            try p.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            return (p.terminationStatus, text)
-        }
-        var status = (Int32(1), "")
-        let deadline = Date().addingTimeInterval(60)
-        while daemon.isRunning && Date() < deadline {
-            status = try ctl(["status"])
-            if status.0 == 0 && status.1.contains("\"camera\" : \"ok\"") { break }
-            Thread.sleep(forTimeInterval: 0.2)
-        }
-        XCTAssertTrue(status.1.contains("\"camera\" : \"ok\""), "the daemon runs on the vimc camera: \(status.1)")
-        let capture = try ctl(["capture"])
-        XCTAssertEqual(capture.0, 0, capture.1)
-        let photo = dir + "/photos/DCIM/100LOOPX/LPX_0001.HEIC"
+        let daemon = try BenchDaemon(name: "vimc", sections: """
+            "camera": { "backend": "libcamera", "required": true },
+            "display": { "backend": "headless", "width": 480, "height": 320 }
+            """)
+        let status = try daemon.waitForStatus(seconds: 60) { $0.contains("\"camera\" : \"ok\"") }
+        XCTAssertTrue(status.contains("\"camera\" : \"ok\""), "the daemon runs on the vimc camera: \(status)")
+        let capture = try daemon.ctl(["capture"])
+        XCTAssertEqual(capture.status, 0, capture.output)
+        let photo = daemon.directory + "/photos/DCIM/100LOOPX/LPX_0001.HEIC"
         // A debug build developing ~9 MP under software emulation: minutes, not seconds.
         let saved = Date().addingTimeInterval(240)
         while !FileManager.default.fileExists(atPath: photo) && Date() < saved { Thread.sleep(forTimeInterval: 0.2) }
