@@ -50,6 +50,37 @@ int CLoopixDRM_destroy_dumb(int fd, uint32_t handle) {
     return xioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &req);
 }
 
+int CLoopixDRM_atomic_set(int fd, uint32_t object_id, uint32_t property_id, uint64_t value, uint32_t flags) {
+    uint32_t objects[1] = { object_id };
+    uint32_t counts[1] = { 1 };
+    uint32_t properties[1] = { property_id };
+    uint64_t values[1] = { value };
+    struct drm_mode_atomic req;
+    memset(&req, 0, sizeof req);
+    req.flags = flags;
+    req.count_objs = 1;
+    req.objs_ptr = (uint64_t)(uintptr_t)objects;
+    req.count_props_ptr = (uint64_t)(uintptr_t)counts;
+    req.props_ptr = (uint64_t)(uintptr_t)properties;
+    req.prop_values_ptr = (uint64_t)(uintptr_t)values;
+    // Not xioctl: EAGAIN/EBUSY here mean "a commit is still pending", not "call again now".
+    return ioctl(fd, DRM_IOCTL_MODE_ATOMIC, &req) == -1 ? -errno : 0;
+}
+
+int CLoopixDRM_connector_status(int fd, uint32_t connector_id) {
+    // count_modes = 1 with room for one mode: the kernel then reports what it knows instead of
+    // probing the connector (which count_modes = 0 would ask for).
+    struct drm_mode_modeinfo mode;
+    struct drm_mode_get_connector req;
+    memset(&req, 0, sizeof req);
+    memset(&mode, 0, sizeof mode);
+    req.connector_id = connector_id;
+    req.count_modes = 1;
+    req.modes_ptr = (uint64_t)(uintptr_t)&mode;
+    int r = xioctl(fd, DRM_IOCTL_MODE_GETCONNECTOR, &req);
+    return r < 0 ? r : (int)req.connection;
+}
+
 int64_t CLoopixDRM_monotonic_usec(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -1,4 +1,5 @@
 import CDRM
+import CLoopixDRM
 import Glibc
 
 /// How `KMSDisplay` puts a buffer on screen.
@@ -42,8 +43,9 @@ struct DRMProperties {
 /// Atomic mode setting for one connector → CRTC → primary plane: a mode set is one commit
 /// (connector's CRTC_ID, the CRTC's MODE_ID blob and ACTIVE, the plane's framebuffer and
 /// rectangles), a flip is a non-blocking commit of the plane's FB_ID asking for a flip event.
-/// Owns the mode blob and one request that every flip reuses (reset, not reallocated: the
-/// per-frame path allocates nothing); both are freed in deinit. Keeps the card open.
+/// Flips go through `CLoopixDRM_atomic_set`, which builds the request on the stack (libdrm's
+/// drmModeAtomicCommit allocates on every call). Owns the mode blob (destroyed in deinit);
+/// keeps the card open.
 final class AtomicPipeline {
     let card: DRMCard
     let connectorID: UInt32
@@ -54,7 +56,6 @@ final class AtomicPipeline {
     private let crtcActive: UInt32
     private let plane: [String: UInt32]
     private let planeFramebuffer: UInt32
-    private let request: OpaquePointer
     private var modeBlob: UInt32 = 0
 
     /// Turns on atomic mode setting on `card` and finds the primary plane that can show
@@ -78,12 +79,8 @@ final class AtomicPipeline {
         for name in ["FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H", "CRTC_X", "CRTC_Y", "CRTC_W", "CRTC_H"] {
             plane[name] = try planeProps.id(name, of: "plane \(planeID)", device: card.path)
         }
-        guard let request = drmModeAtomicAlloc() else {
-            throw .drm(device: card.path, action: "allocating an atomic request", errno: ENOMEM)
-        }
         self.plane = plane
         planeFramebuffer = plane["FB_ID"] ?? 0
-        self.request = request
         self.card = card
         self.connectorID = connectorID
         self.crtcID = crtcID
@@ -91,7 +88,6 @@ final class AtomicPipeline {
     }
 
     deinit {
-        drmModeAtomicFree(request)
         if modeBlob != 0 { drmModeDestroyPropertyBlob(card.fd, modeBlob) }
     }
 
@@ -121,11 +117,23 @@ final class AtomicPipeline {
         var blob: UInt32 = 0
         let r = drmModeCreatePropertyBlob(card.fd, &mode, MemoryLayout<drmModeModeInfo>.size, &blob)
         guard r == 0 else { throw card.failure("creating a mode blob for \(label)", r) }
-        reset()
+        guard let request = drmModeAtomicAlloc() else {
+            drmModeDestroyPropertyBlob(card.fd, blob)
+            throw .drm(device: card.path, action: "allocating an atomic request for \(label)", errno: ENOMEM)
+        }
+        defer { drmModeAtomicFree(request) }
+        func add(_ object: UInt32, _ property: UInt32, _ value: UInt64) {
+            _ = drmModeAtomicAddProperty(request, object, property, value)
+        }
         add(connectorID, connectorCrtc, UInt64(crtcID))
         add(crtcID, crtcMode, UInt64(blob))
         add(crtcID, crtcActive, 1)
-        addPlane(framebuffer: framebuffer, width: width, height: height)
+        let w = UInt64(width), h = UInt64(height)
+        for (name, value) in [("FB_ID", UInt64(framebuffer)), ("CRTC_ID", UInt64(crtcID)),
+                              ("SRC_X", 0), ("SRC_Y", 0), ("SRC_W", w << 16), ("SRC_H", h << 16),
+                              ("CRTC_X", 0), ("CRTC_Y", 0), ("CRTC_W", w), ("CRTC_H", h)] {
+            if let property = plane[name] { add(planeID, property, value) }
+        }
         let committed = drmModeAtomicCommit(card.fd, request, UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), nil)
         guard committed == 0 else {
             let error = card.failure("atomic mode set \(label)", committed)
@@ -137,25 +145,9 @@ final class AtomicPipeline {
     }
 
     /// Queues `framebuffer` for the next vblank; a flip event arrives when it is on screen.
-    /// Returns 0 or what drmModeAtomicCommit returned.
+    /// Returns 0 or a negative errno.
     func flip(framebuffer: UInt32) -> Int32 {
-        reset()
-        add(planeID, planeFramebuffer, UInt64(framebuffer))
-        return drmModeAtomicCommit(card.fd, request, UInt32(DRM_MODE_PAGE_FLIP_EVENT) | UInt32(DRM_MODE_ATOMIC_NONBLOCK), nil)
-    }
-
-    private func reset() { drmModeAtomicSetCursor(request, 0) }
-
-    private func add(_ object: UInt32, _ property: UInt32, _ value: UInt64) {
-        _ = drmModeAtomicAddProperty(request, object, property, value)
-    }
-
-    private func addPlane(framebuffer: UInt32, width: Int, height: Int) {
-        let w = UInt64(width), h = UInt64(height)
-        for (name, value) in [("FB_ID", UInt64(framebuffer)), ("CRTC_ID", UInt64(crtcID)),
-                              ("SRC_X", 0), ("SRC_Y", 0), ("SRC_W", w << 16), ("SRC_H", h << 16),
-                              ("CRTC_X", 0), ("CRTC_Y", 0), ("CRTC_W", w), ("CRTC_H", h)] {
-            if let property = plane[name] { add(planeID, property, value) }
-        }
+        CLoopixDRM_atomic_set(card.fd, planeID, planeFramebuffer, UInt64(framebuffer),
+                              UInt32(DRM_MODE_PAGE_FLIP_EVENT) | UInt32(DRM_MODE_ATOMIC_NONBLOCK))
     }
 }

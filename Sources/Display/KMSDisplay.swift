@@ -454,13 +454,15 @@ public final class KMSDisplay: DisplaySink {
         }
     }
 
-    /// Re-reads the connector: cheaply (no probe) while connected; with a probe while not, and
-    /// then sets the mode again when it is back.
+    /// Re-reads the connector: cheaply while connected (what the kernel knows, no probe, no
+    /// allocation); with a probe while not, and then sets the mode again when it is back.
     private func checkConnector() {
         if isConnected {
-            guard let c = ConnectorSnapshot.read(fd: card.fd, id: connectorID, probe: false), c.connected else {
+            let status = CLoopixDRM_connector_status(card.fd, connectorID)
+            if status < 0 {
+                disconnect(because: "\(DisplayError.drm(device: card.path, action: "reading the status of \(connectorName)", errno: -status))")
+            } else if status == Int32(DRM_MODE_DISCONNECTED.rawValue) {
                 disconnect(because: "disconnected")
-                return
             }
             return
         }

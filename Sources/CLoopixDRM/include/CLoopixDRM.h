@@ -22,6 +22,15 @@ int CLoopixDRM_destroy_dumb(int fd, uint32_t handle);
 int CLoopixDRM_wait_flip(int fd, int timeout_ms, uint64_t *user_data,
                          int64_t *usec, uint32_t *sequence);
 
+/// DRM_IOCTL_MODE_ATOMIC setting one property of one object (a plane's FB_ID for a page
+/// flip) with `flags` (DRM_MODE_PAGE_FLIP_EVENT | DRM_MODE_ATOMIC_NONBLOCK), from arrays on the
+/// stack: unlike libdrm's drmModeAtomicCommit it allocates nothing, so it may run every frame.
+int CLoopixDRM_atomic_set(int fd, uint32_t object_id, uint32_t property_id, uint64_t value, uint32_t flags);
+
+/// The connector's status as the kernel last saw it, without probing it (no EDID read) and
+/// without allocating: 1 connected, 2 disconnected, 3 unknown, or a negative errno.
+int CLoopixDRM_connector_status(int fd, uint32_t connector_id);
+
 /// clock_gettime(CLOCK_MONOTONIC) in microseconds.
 int64_t CLoopixDRM_monotonic_usec(void);
 #endif
