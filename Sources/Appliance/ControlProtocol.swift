@@ -73,6 +73,14 @@ public enum ControlRequest: Sendable, Equatable {
     public enum Mode: String, Sendable, Equatable, CaseIterable { case photo, video }
     public enum Fault: String, Sendable, Equatable, CaseIterable { case stall, disconnect }
 
+    /// How long the daemon waits for the preview loop to answer before replying "busy": a
+    /// capture takes the still first, which can take seconds (a long exposure, a pipeline
+    /// reconfigured for the still and back); everything else is answered between two frames.
+    public var answerTimeout: Double {
+        if case .capture = self { return 30 }
+        return 5
+    }
+
     case status
     case capture
     case preset(String)

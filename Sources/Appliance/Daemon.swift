@@ -102,7 +102,9 @@ public enum Daemon {
         let server: ControlServer
         do {
             server = try ControlServer(path: config.socket.path, group: config.socket.group) { request in
-                controller.mailbox.call(timeout: 5) { controller.answer(request) } ?? .failure("busy: the daemon did not answer in 5 s")
+                let timeout = request.answerTimeout
+                return controller.mailbox.call(timeout: timeout) { controller.answer(request) }
+                    ?? .failure("busy: the daemon did not answer in \(Int(timeout)) s")
             }
             server.start()
         } catch {

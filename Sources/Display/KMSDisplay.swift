@@ -173,7 +173,8 @@ final class DumbBuffer {
 /// while it is disconnected `show` returns at once (logged once), and when it comes back the
 /// mode is set again. On deinit the original CRTC (the console) is restored and master dropped.
 public final class KMSDisplay: DisplaySink {
-    public let name: String
+    /// "KMS /dev/dri/card0 HDMI-A-1 1920x1080@60 atomic": card, connector, current mode, how it flips.
+    public var name: String { "KMS \(card.path) \(connectorName) \(mode.label) \(atomic != nil ? "atomic" : "legacy")" }
     /// The upright size frames are composed at (the mode's, swapped for 90°/270°).
     public let width: Int
     public let height: Int
@@ -306,10 +307,16 @@ public final class KMSDisplay: DisplaySink {
                 if configuration.flip == .atomic { throw error }
             }
         }
-        name = "KMS \(card.path) \(connector.name) \(mode.label) \(pipeline != nil ? "atomic" : "legacy")"
         atomic = pipeline
         savedCrtc = drmModeGetCrtc(card.fd, crtcID)
-        try setMode()
+        do {
+            try setMode()
+        } catch where atomic != nil && configuration.flip == .auto {
+            // A driver whose atomic interface refuses what its legacy one accepts: use the latter.
+            log("display \(connectorName): \(error); using legacy mode setting")
+            atomic = nil
+            try setMode()
+        }
         lastCheck = CLoopixDRM_monotonic_usec()
     }
 

@@ -87,7 +87,8 @@ public enum CtlCommand {
         let args = try Arguments(words, valued: ["--socket": "socket", "--timeout": "timeout"], flags: [:])
         let request = try request(args.operands)
         let socket = args.value("socket") ?? ControlClient.socketPath(environment: environment)
-        let timeout = try args.double("timeout", in: 0.1...600) ?? 10
+        // Longer than the daemon's own wait for the answer, so that its "busy" reply arrives.
+        let timeout = try args.double("timeout", in: 0.1...600) ?? request.answerTimeout + 5
         let line: String
         do {
             line = try ControlClient.send(request, socketPath: socket, timeout: timeout)
