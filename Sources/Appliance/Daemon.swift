@@ -230,8 +230,6 @@ public enum Daemon {
             Log.info("display: none connected; running headless, the preview starts when one is connected")
             return try HeadlessDisplay(width: w, height: h)
         }
-        let env = ProcessInfo.processInfo.environment
-        let hasDesktop = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
         if backend == .window || (backend == .auto && hasDesktop) {
             do {
                 return try SDLWindow(width: w, height: h, title: "Loopix")
@@ -242,10 +240,14 @@ public enum Daemon {
         return try HeadlessDisplay(width: w, height: h)
     }
 
+    /// Whether a desktop session (X11 or Wayland) is there for a window.
+    static var hasDesktop: Bool {
+        let env = ProcessInfo.processInfo.environment
+        return !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
+    }
+
     /// Whether the configuration asks for the screen (KMS) rather than a window or nothing.
     static func wantsKMS(_ config: Config, headless: Bool) -> Bool {
-        let env = ProcessInfo.processInfo.environment
-        let hasDesktop = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
         return !headless && (config.display.backend == .kms || (config.display.backend == .auto && !hasDesktop))
     }
 

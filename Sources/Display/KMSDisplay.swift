@@ -61,10 +61,10 @@ struct ConnectorSnapshot {
     var encoderID: UInt32
     var encoders: [UInt32]
 
-    /// drmModeGetConnector (probes the connector: may read EDID) or, with `probe` false,
-    /// drmModeGetConnectorCurrent (only what the kernel knows). nil when the connector is gone.
-    static func read(fd: Int32, id: UInt32, probe: Bool) -> ConnectorSnapshot? {
-        guard let c = probe ? drmModeGetConnector(fd, id) : drmModeGetConnectorCurrent(fd, id) else { return nil }
+    /// drmModeGetConnector (probes the connector: may read EDID). nil when the connector is gone.
+    /// (While connected, `CLoopixDRM_connector_status` reads the status without probing.)
+    static func read(fd: Int32, id: UInt32) -> ConnectorSnapshot? {
+        guard let c = drmModeGetConnector(fd, id) else { return nil }
         defer { drmModeFreeConnector(c) }
         let p = c.pointee
         let modes = p.count_modes > 0 && p.modes != nil ? Array(UnsafeBufferPointer(start: p.modes, count: Int(p.count_modes))) : []
@@ -81,7 +81,7 @@ struct ConnectorSnapshot {
         let r = res.pointee
         let ids = r.count_connectors > 0 && r.connectors != nil ? Array(UnsafeBufferPointer(start: r.connectors, count: Int(r.count_connectors))) : []
         let crtcs = r.count_crtcs > 0 && r.crtcs != nil ? Array(UnsafeBufferPointer(start: r.crtcs, count: Int(r.count_crtcs))) : []
-        return (ids.compactMap { read(fd: fd, id: $0, probe: true) }, crtcs)
+        return (ids.compactMap { read(fd: fd, id: $0) }, crtcs)
     }
 }
 
@@ -166,8 +166,8 @@ final class DumbBuffer {
 /// connector, becomes DRM master, sets a mode and shows frames by page flipping between dumb
 /// buffers (atomic commits where the driver has them, else legacy `drmModePageFlip`; one flip
 /// in flight, the next frame drawn into a buffer that is neither on screen nor queued — so
-/// nothing is ever drawn into a buffer being scanned out). Frames are scaled and letterboxed to the mode and turned by the panel's
-/// rotation while they are converted (`ScanoutMap`).
+/// nothing is ever drawn into a buffer being scanned out). Frames are scaled and letterboxed
+/// to the mode and turned by the panel's rotation while they are converted (`ScanoutMap`).
 ///
 /// Unplugging: the connector is re-read once a second from `show` (and on any failed flip);
 /// while it is disconnected `show` returns at once (logged once), and when it comes back the
@@ -473,7 +473,7 @@ public final class KMSDisplay: DisplaySink {
             }
             return
         }
-        guard let c = ConnectorSnapshot.read(fd: card.fd, id: connectorID, probe: true), c.connected, !c.modes.isEmpty else { return }
+        guard let c = ConnectorSnapshot.read(fd: card.fd, id: connectorID), c.connected, !c.modes.isEmpty else { return }
         guard let index = ModeCandidate.choose(c.modes.map(\.candidate), spec: configuration.mode) else {
             if !loggedProblem { log("display \(connectorName): connected again but has no mode \(configuration.mode?.description ?? "")") }
             loggedProblem = true
