@@ -11,14 +11,23 @@ let package = Package(
         .library(name: "FilmCore", targets: ["FilmCore"]),
     ],
     targets: [
+        // The floor every other module stands on: typed errno errors, an owning ~Copyable file
+        // descriptor, the monotonic clock, locks, the logger, the worker-thread helper.
+        // Linux calls that Glibc's Swift overlay does not import (renameat2, the thread's name).
+        .target(name: "CLoopixSys"),
+        .target(name: "System", dependencies: ["CLoopixSys"]),
+        // The one strict JSON reader and writer (RFC 8259; errors say line and column; unknown
+        // fields are errors). Pure Swift, below FilmCore so presets read the same way as the rest.
+        .target(name: "StrictJSON"),
+
         // The film engine: pure Swift, no C, no I/O.
-        .target(name: "FilmCore"),
+        .target(name: "FilmCore", dependencies: ["StrictJSON"]),
         // Software drawing (rectangles, lines, a built-in bitmap font) for contact sheets and overlays.
         .target(name: "Canvas", dependencies: ["FilmCore"]),
 
-        // C libraries, each wrapped in exactly one Swift module (ImageFiles): a `[system]` module
-        // map, the pkg-config name and the Debian package that provides it (written out
-        // literally: ../shared/tools/trixie-build reads the `.apt([...])` lists).
+        // C libraries, each wrapped in exactly one Swift module: a `[system]` module map, the
+        // pkg-config name and the Debian package that provides it (written out literally:
+        // ../shared/tools/trixie-build reads the `.apt([...])` lists).
         // libheif-dev pulls libheif1: on bookworm x265/libde265 are built in; on trixie the HEVC
         // encoder is the separate (merely recommended) package libheif-plugin-x265.
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
@@ -26,59 +35,72 @@ let package = Package(
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CJpeg", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPng", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
-        // Linux system calls that Glibc's Swift overlay does not import (renameat2).
-        .target(name: "CLoopixSys"),
         // setjmp-guarded C helpers for libjpeg and libpng's classic API (their error handlers
         // longjmp, which must never cross Swift frames). Used only by ImageFiles.
         .target(name: "CImageShim", dependencies: ["CJpeg", "CPng"],
                 linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]),
 
         // Photo files: HEIC (libheif), JPEG, PNG, EXIF, ICC; atomic writes.
-        .target(name: "ImageFiles", dependencies: ["FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys"]),
+        .target(name: "ImageFiles", dependencies: ["System", "FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys"]),
 
-        // Input events and motion: what buttons, encoder, touch, keyboard and socket turn into.
-        // evdev touch screens and USB keyboards (libevdev) become input events here too.
-        .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
-        .target(name: "Controls", dependencies: ["CEvdev"]),
-        // The Pi's low-level buses: GPIO lines through libgpiod (one C shim for libgpiod 1.6 and
-        // 2.x, chosen at compile time) and I2C/SMBus through i2c-dev (a tiny ioctl shim, no libi2c).
+        // The control socket's language: requests, replies, the client, the license format
+        // (Ed25519 through libsodium). What `loopix` needs to talk to the daemon, and no more.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .target(name: "ControlProtocol", dependencies: ["System", "StrictJSON", "CSodium"]),
+
+        // Pure input logic: events, debouncer, quadrature decoder, key and touch maps, motion
+        // analysis and the scripted motion sensor. No devices.
+        .target(name: "Controls", dependencies: ["System"]),
+        // The board's devices: GPIO buttons and encoder through libgpiod (one C shim for
+        // libgpiod 1.6 and 2.x, chosen at compile time), I2C/SMBus through i2c-dev (a tiny ioctl
+        // shim, no libi2c) and the IMU on it, touch screens and keyboards through libevdev.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .target(name: "CGPIOShim", dependencies: ["CGPIOD"], linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "CI2C"),
-        .target(name: "GPIO", dependencies: ["Controls", "CGPIOShim", "CI2C"]),
+        .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
+        .target(name: "BoardIO", dependencies: ["System", "Controls", "CGPIOShim", "CI2C", "CEvdev"]),
         // libcamera (C++) behind a small C ABI; the only code that includes libcamera's headers.
         .systemLibrary(name: "CLibcamera", pkgConfig: "libcamera", providers: [.apt(["libcamera-dev"])]),
         .target(name: "CLibcameraShim", dependencies: ["CLibcamera"]),
         // Cameras: the CameraSource interface, the lens table, the simulated camera, the libcamera backend.
-        .target(name: "Camera", dependencies: ["FilmCore", "Controls", "CLibcameraShim"]),
-        // Displays: the DisplaySink interface, headless and SDL2 window twins, the on-screen interface.
+        .target(name: "Camera", dependencies: ["System", "StrictJSON", "FilmCore", "Controls", "CLibcameraShim"]),
+        // Displays: the DisplaySink interface and its sinks: KMS (libdrm), SDL2 window, headless.
         .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
-        // DRM/KMS (libdrm) for the Pi's HDMI and DSI panels; CLoopixDRM holds the dumb-buffer
-        // ioctls, mmap and flip-event reads that Swift cannot make (kernel UAPI, no libdrm link).
+        // CLoopixDRM holds the dumb-buffer ioctls, mmap and flip-event reads that Swift cannot
+        // make (kernel UAPI, no libdrm link).
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .target(name: "CLoopixDRM"),
-        .target(name: "Display", dependencies: ["FilmCore", "Canvas", "Controls", "ImageFiles", "CSDL2", "CDRM", "CLoopixDRM"]),
-        // The daemon's brain: state, controller, capture, storage, settings, config, license, socket.
-        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        .target(name: "Appliance", dependencies: ["FilmCore", "Canvas", "ImageFiles", "Camera", "Display", "Controls", "GPIO", "CSodium"]),
+        .target(name: "Display", dependencies: ["System", "FilmCore", "Controls", "ImageFiles", "CSDL2", "CDRM", "CLoopixDRM"]),
+        // The on-screen interface: overlay model, layout and renderer.
+        .target(name: "Viewfinder", dependencies: ["FilmCore", "Canvas"]),
+        // The daemon: state and its rules, controller, preview pipeline, camera supervisor,
+        // capture, storage, settings, configuration, control server.
+        .target(name: "Appliance", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
+                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO"]),
         .executableTarget(name: "loopixd", dependencies: ["Appliance"]),
 
         // The `loopix` command's logic (develop, presets, contact sheet, bench, ctl, license), testable as a library.
-        .target(name: "LoopixTool", dependencies: ["FilmCore", "Canvas", "ImageFiles", "Appliance"]),
+        // It talks to the daemon through ControlProtocol and links none of the device modules.
+        .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol"]),
         .executableTarget(name: "loopix", dependencies: ["LoopixTool"]),
 
+        .testTarget(name: "SystemTests", dependencies: ["System"]),
+        .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore"]),
         .testTarget(name: "CanvasTests", dependencies: ["Canvas"]),
         .testTarget(name: "ImageFilesTests", dependencies: ["ImageFiles"]),
-        .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "StrictJSON"]),
+        .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles", "ControlProtocol", "Appliance"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls"]),
-        .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Controls"]),
+        .testTarget(name: "BoardIOTests", dependencies: ["BoardIO", "Controls"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles"]),
-        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ImageFiles"]),
+        .testTarget(name: "ViewfinderTests", dependencies: ["Viewfinder", "ImageFiles"]),
+        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON"]),
         // Hardware-in-the-loop: the real kernel interfaces (vimc, vkms, gpio-sim, i2c-stub) in a
         // VM booted by scripts/hil/run. Skips, saying why, outside the bench.
-        .testTarget(name: "HILTests", dependencies: ["GPIO", "Controls", "Camera", "Display", "Appliance", "ImageFiles", "FilmCore"]),
+        .testTarget(name: "HILTests", dependencies: ["System", "BoardIO", "Controls", "Camera", "Display", "Viewfinder", "Appliance",
+                                                     "ControlProtocol", "ImageFiles", "FilmCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

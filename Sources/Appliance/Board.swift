@@ -1,5 +1,6 @@
 import Controls
 import Foundation
+import StrictJSON
 
 /// A supported board, from `boards/<id>.json`: its GPIO chip, the header pins of each control
 /// (BCM line offsets), its I2C bus and default display and camera ports.
@@ -65,20 +66,21 @@ public struct Board: Sendable, Equatable {
 
     public static func parse(_ data: Data, source: String) throws(ConfigError) -> Board {
         func fail(_ field: String, _ message: String) -> ConfigError { ConfigError(source: source, field: field, message: message) }
-        let root: [String: Any]
-        switch LoopixJSON.object(data) {
-        case .success(let o): root = o
-        case .failure(let p): throw fail("", p.reason)
-        }
-        var r = StrictJSONReader(root, fail: fail)
+        let root = try FieldError.parseObject(data, source: source)
+        var r = JSONFields(root, fail: fail)
         let id = try r.string("id")
         let name = try r.string("name")
         var chips: [String] = []
-        if let v = r.value("gpioChip") {
-            if let s = v as? String { chips = [s] } else if let a = v as? [Any], a.allSatisfy({ $0 is String }), !a.isEmpty {
-                chips = a.compactMap { $0 as? String }
-            } else { throw fail("gpioChip", "must be a chip name or label, or a list of them") }
-        } else { throw fail("gpioChip", "is missing") }
+        switch r.value("gpioChip") {
+        case .string(let name)?: chips = [name]
+        case .array(let items)? where !items.isEmpty:
+            for item in items {
+                guard case .string(let name) = item else { throw fail("gpioChip", "must be a chip name or label, or a list of them") }
+                chips.append(name)
+            }
+        case nil: throw fail("gpioChip", "is missing")
+        default: throw fail("gpioChip", "must be a chip name or label, or a list of them")
+        }
         var pins: [ControlPin: Int] = [:]
         try r.section("pins") { r throws(ConfigError) in
             for key in r.object.keys.sorted() {
@@ -95,8 +97,11 @@ public struct Board: Sendable, Equatable {
         let display = try r.optionalString("display") ?? "hdmi"
         var cameras: [String] = []
         if let v = r.value("cameraPorts") {
-            guard let a = v as? [String] else { throw fail("cameraPorts", "must be a list of strings") }
-            cameras = a
+            guard case .array(let items) = v else { throw fail("cameraPorts", "must be a list of strings") }
+            for item in items {
+                guard case .string(let port) = item else { throw fail("cameraPorts", "must be a list of strings") }
+                cameras.append(port)
+            }
         }
         _ = r.value("notes")
         try r.rejectUnknown(allowed: "id, name, gpioChip, pins, i2cBus, display, cameraPorts, notes")

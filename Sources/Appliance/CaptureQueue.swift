@@ -4,6 +4,7 @@ import Dispatch
 import FilmCore
 import Foundation
 import ImageFiles
+import System
 
 /// One photo on its way to storage: the full-resolution still and everything needed to
 /// develop it as the preview showed it.
@@ -22,6 +23,8 @@ public struct CaptureJob: Sendable {
     public var date: Date
     /// Also save the undeveloped still as PNG beside the HEIC (same number, .PNG).
     public var keepOriginal = false
+    /// Bytes promised for it by `PhotoStorage.reserve`, given back when it is saved or lost.
+    public var promisedBytes: Int64 = 0
 
     public init(still: RGBImage, metadata: FrameMetadata, lens: Lens, preset: Preset, intensity: Double, grainSeed: UInt64,
                 grainFrame: UInt64, orientation: Int, watermark: Bool, path: String, date: Date, keepOriginal: Bool = false) {
@@ -43,49 +46,60 @@ public struct CaptureJob: Sendable {
 /// Develops and saves photos one at a time on a background queue, so the preview keeps
 /// running. Bounded: `submit` refuses a job when `capacity` are already waiting or in work
 /// (the caller tells the user; nothing is dropped silently).
-public final class CaptureQueue: @unchecked Sendable {
-    public let capacity: Int
-    private let heic: HEICOptions
+public final class CaptureQueue: Sendable {
+    /// How a job ended: the bytes written (the photo, and its original if kept), or the error.
+    public typealias Completion = @Sendable (CaptureJob, Result<Int64, Error>) -> Void
+
+    private struct Settings {
+        var capacity: Int
+        var heic: HEICOptions
+        var inFlight = 0
+    }
+    private let settings: Locked<Settings>
     private let threads: Int
     private let queue = DispatchQueue(label: "loopix.capture", qos: .userInitiated)
     private let group = DispatchGroup()
-    private let lock = NSLock()
-    private var inFlight = 0
-    private let onDone: @Sendable (String, Error?) -> Void
+    private let onDone: Completion
 
-    /// `onDone(path, error)` is called on the capture queue after each job.
-    public init(capacity: Int, heic: HEICOptions, threads: Int, onDone: @escaping @Sendable (String, Error?) -> Void) {
-        self.capacity = max(1, capacity)
-        self.heic = heic
+    /// `onDone` is called on the capture queue after each job.
+    public init(capacity: Int, heic: HEICOptions, threads: Int, onDone: @escaping Completion) {
+        settings = Locked(Settings(capacity: max(1, capacity), heic: heic))
         self.threads = max(1, threads)
         self.onDone = onDone
     }
 
-    /// Jobs waiting or being developed.
-    public var pending: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return inFlight
+    /// How many photos may wait or be in work at once.
+    public var capacity: Int { settings.withLock { $0.capacity } }
+
+    /// Changes the capacity and the HEIC options for the jobs submitted from now on
+    /// (a reloaded configuration); jobs already queued keep theirs.
+    public func reconfigure(capacity: Int, heic: HEICOptions) {
+        settings.withLock {
+            $0.capacity = max(1, capacity)
+            $0.heic = heic
+        }
     }
+
+    /// Jobs waiting or being developed.
+    public var pending: Int { settings.withLock { $0.inFlight } }
+
+    /// Whether another job would be taken now.
+    public var hasRoom: Bool { settings.withLock { $0.inFlight < $0.capacity } }
 
     /// Queues a job; false when the queue is full.
     public func submit(_ job: CaptureJob) -> Bool {
-        lock.lock()
-        guard inFlight < capacity else {
-            lock.unlock()
-            return false
-        }
-        inFlight += 1
-        lock.unlock()
+        guard let heic = settings.withLock({ s -> HEICOptions? in
+            guard s.inFlight < s.capacity else { return nil }
+            s.inFlight += 1
+            return s.heic
+        }) else { return false }
         group.enter()
+        let threads = self.threads, settings = self.settings, onDone = self.onDone, group = self.group
         queue.async {
-            var error: Error?
-            do { try Self.develop(job, heic: self.heic, threads: self.threads) } catch let e { error = e }
-            self.lock.lock()
-            self.inFlight -= 1
-            self.lock.unlock()
-            self.onDone(job.path, error)
-            self.group.leave()
+            let result = Result { try Self.develop(job, heic: heic, threads: threads) }
+            settings.withLock { $0.inFlight -= 1 }
+            onDone(job, result)
+            group.leave()
         }
         return true
     }
@@ -95,11 +109,14 @@ public final class CaptureQueue: @unchecked Sendable {
         group.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Develops at full resolution with the look and writes the HEIC atomically.
-    static func develop(_ job: CaptureJob, heic: HEICOptions, threads: Int) throws {
+    /// Develops at full resolution with the look and writes the HEIC atomically; returns the
+    /// bytes written.
+    static func develop(_ job: CaptureJob, heic: HEICOptions, threads: Int) throws -> Int64 {
+        var written: Int64 = 0
         if job.keepOriginal {
             let original = (job.path as NSString).deletingPathExtension + ".PNG"
             try ImageWriter.write(job.still, to: original, format: .png, replace: false)
+            written += fileSize(original)
         }
         var image = job.still
         let look = FilmLook(preset: job.preset, settings: RenderSettings(ev: 0, intensity: job.intensity, grainSeed: job.grainSeed))
@@ -110,6 +127,12 @@ public final class CaptureQueue: @unchecked Sendable {
                                  exposureTime: job.metadata.exposureTime, iso: job.metadata.iso, date: job.date,
                                  orientation: job.orientation, presetName: job.preset.name)
         try ImageWriter.write(image, to: job.path, format: .heic, metadata: meta, heic: heic, replace: false)
+        return written + fileSize(job.path)
+    }
+
+    private static func fileSize(_ path: String) -> Int64 {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int64(st.st_size) : 0
     }
 }
 

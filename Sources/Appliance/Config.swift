@@ -1,7 +1,10 @@
+import ControlProtocol
 import Controls
 import Display
 import FilmCore
 import Foundation
+import StrictJSON
+import System
 
 /// Why the configuration was rejected: the file, the key path and the problem, on one line:
 /// `/etc/loopix/loopix.json: display.width: 99999 is out of range (allowed 160…3840)`.
@@ -21,7 +24,8 @@ public typealias ConfigError = FieldError
 ///   "socket":   { "path": "/run/loopix/control.sock", "group": "loopix" },
 ///   "license":  { "publicKey": "<base64 or hex Ed25519 public key>", "file": "/var/lib/loopix/license.json" },
 ///   "defaults": { "preset": "portra", "intensity": 100, "ev": 0, "handedness": "right", "grid": false },
-///   "capture":  { "queueLength": 3, "heicQuality": 90, "x265Preset": "ultrafast", "keepOriginal": false } }
+///   "capture":  { "queueLength": 3, "heicQuality": 90, "x265Preset": "ultrafast", "keepOriginal": false },
+///   "snapshot": { "directories": ["/tmp"] } }
 /// ```
 /// Every section and key is optional (the values above are the defaults, except that
 /// `photosDirectory`, `socket.group`, `license.publicKey`, `display.connector` and `display.mode`
@@ -125,6 +129,13 @@ public struct Config: Sendable, Equatable {
         public init() {}
     }
 
+    public struct SnapshotSection: Sendable, Equatable {
+        /// The directories a `snapshot` request may create its PNG in (absolute, no symbolic
+        /// links on the way). A snapshot only ever creates a new file there.
+        public var directories = ["/tmp"]
+        public init() {}
+    }
+
     public struct GPIOSection: Sendable, Equatable {
         /// The chip (path, name or label); nil: the board's.
         public var chip: String? = nil
@@ -162,6 +173,7 @@ public struct Config: Sendable, Equatable {
     public var license = LicenseSection()
     public var defaults = DefaultsSection()
     public var capture = CaptureSection()
+    public var snapshot = SnapshotSection()
     /// Where the values came from (a path, or "built-in defaults"); for logging.
     public var source = "built-in defaults"
     /// Things worth a log line that are not errors (e.g. "no config file, using defaults").
@@ -178,34 +190,45 @@ public struct Config: Sendable, Equatable {
     /// defaults (with a note saying so); a missing file at an explicit path is an error.
     public static func load(path: String? = nil) throws(ConfigError) -> Config {
         let file = path ?? defaultPath
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: file))
-        } catch {
-            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
-            let missing = code == Int(ENOENT) || (error as NSError).code == NSFileReadNoSuchFileError
-            if missing && path == nil {
+        let bytes: [UInt8]
+        do { bytes = try readFile(file) } catch {
+            if error == .noSuchFile && path == nil {
                 var config = Config()
                 config.notes.append("\(file) does not exist; using the built-in defaults")
                 return config
             }
-            if missing { throw ConfigError(source: file, field: "", message: "no such file") }
-            let reason = code.map { String(cString: strerror(Int32($0))) } ?? "cannot be read"
-            throw ConfigError(source: file, field: "", message: "cannot be read (\(reason))")
+            if error == .noSuchFile { throw ConfigError(source: file, field: "", message: "no such file") }
+            throw ConfigError(source: file, field: "", message: "cannot be read (\(error))")
         }
-        return try parse(data, source: file)
+        return try parse(bytes, source: file)
+    }
+
+    /// A whole configuration-sized file (at most 1 MiB).
+    static func readFile(_ path: String) throws(Errno) -> [UInt8] {
+        let fd = try FileDescriptor.open(path, O_RDONLY)
+        let st = try fd.status()
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw Errno(EISDIR) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        let raw = fd.rawValue
+        while out.count <= 1 << 20 {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(raw, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Errno.current
+            }
+            if n == 0 { return out }
+            out += chunk[0..<n]
+        }
+        throw Errno(EFBIG)
     }
 
     /// Parses configuration JSON. `source` names it in errors and anchors relative paths.
-    public static func parse(_ data: Data, source: String) throws(ConfigError) -> Config {
+    public static func parse<C: Collection<UInt8>>(_ bytes: C, source: String) throws(ConfigError) -> Config {
         func fail(_ field: String, _ message: String) -> ConfigError {
             ConfigError(source: source, field: field, message: message)
         }
-        let root: [String: Any]
-        switch LoopixJSON.object(data) {
-        case .success(let object): root = object
-        case .failure(let problem): throw fail("", problem.reason)
-        }
+        let root = try FieldError.parseObject(bytes, source: source)
         let base = (source as NSString).deletingLastPathComponent
         func resolve(_ p: String, _ field: String) throws(ConfigError) -> String {
             guard !p.isEmpty else { throw fail(field, "must not be empty") }
@@ -216,7 +239,7 @@ public struct Config: Sendable, Equatable {
 
         var config = Config()
         config.source = source
-        var r = StrictJSONReader(root, fail: fail)
+        var r = JSONFields(root, fail: fail)
         if let board = try r.optionalString("board") {
             guard !board.isEmpty else { throw fail("board", "must not be empty") }
             config.board = board
@@ -270,11 +293,11 @@ public struct Config: Sendable, Equatable {
                 c.lensTable = try resolve(p, r.path("lensTable"))
             }
             if let raw = r.value("focalLengths") {
-                guard let object = raw as? [String: Any] else {
+                guard case .object(let object) = raw else {
                     throw fail(r.path("focalLengths"), "must be an object of sensor model or camera id → focal length in mm")
                 }
-                for (key, value) in object {
-                    guard let mm = LoopixJSON.number(value), (0.5...300).contains(mm) else {
+                for (key, value) in object.members {
+                    guard case .number(let mm) = value, (0.5...300).contains(mm) else {
                         throw fail(r.path("focalLengths") + ".\(key)", "must be a focal length in mm from 0.5 to 300")
                     }
                     c.focalLengths[key] = mm
@@ -372,7 +395,21 @@ public struct Config: Sendable, Equatable {
             c.keepOriginal = try r.bool("keepOriginal") ?? c.keepOriginal
             config.capture = c
         }
-        try r.rejectUnknown(allowed: "board, boardsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture")
+        try r.section("snapshot") { r throws(ConfigError) in
+            guard let v = r.value("directories") else { return }
+            guard case .array(let items) = v, !items.isEmpty, items.count <= 16 else {
+                throw fail(r.path("directories"), "must be a list of 1 to 16 absolute directory paths")
+            }
+            var dirs: [String] = []
+            for (i, item) in items.enumerated() {
+                guard case .string(let p) = item, p.hasPrefix("/"), !p.contains("\0") else {
+                    throw fail(r.path("directories") + "[\(i)]", "must be an absolute directory path")
+                }
+                dirs.append(p.count > 1 && p.hasSuffix("/") ? String(p.dropLast()) : p)
+            }
+            config.snapshot.directories = dirs
+        }
+        try r.rejectUnknown(allowed: "board, boardsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, snapshot")
         return config
     }
 
@@ -396,5 +433,51 @@ public struct Config: Sendable, Equatable {
             }
             return (.simulated, "no camera was found; using the simulated camera (camera.backend is auto)")
         }
+    }
+}
+
+// MARK: Reloading and checking
+
+extension Config {
+    /// The keys (`section.field`, or a top-level key) whose values differ between `self` and
+    /// `other`, in the file's order.
+    public func changedKeys(from other: Config) -> [String] {
+        var changed: [String] = []
+        let ours = Mirror(reflecting: self), theirs = Mirror(reflecting: other)
+        for (a, b) in zip(ours.children, theirs.children) {
+            guard let key = a.label, key != "source", key != "notes" else { continue }
+            let fieldsA = Mirror(reflecting: a.value), fieldsB = Mirror(reflecting: b.value)
+            if fieldsA.displayStyle == .struct, !fieldsA.children.isEmpty {
+                for (fa, fb) in zip(fieldsA.children, fieldsB.children) where "\(fa.value)" != "\(fb.value)" {
+                    changed.append("\(key).\(fa.label ?? "?")")
+                }
+            } else if "\(a.value)" != "\(b.value)" {
+                changed.append(key)
+            }
+        }
+        return changed
+    }
+
+    /// Keys a running daemon takes over on SIGHUP; every other change waits for a restart.
+    public static let reloadableKeys: Set<String> = [
+        "storage.reserveMB", "capture.queueLength", "capture.heicQuality", "capture.x265Preset", "capture.keepOriginal",
+        "license.publicKey", "license.file", "snapshot.directories",
+        "defaults.preset", "defaults.intensity", "defaults.ev", "defaults.handedness", "defaults.grid",
+    ]
+
+    /// What `loopixd --check-config` checks beyond the file itself, against this machine: the
+    /// socket's group exists, the board file loads, the license key and file go together.
+    /// One line per problem; empty when all is well.
+    public func environmentProblems() -> [String] {
+        var problems: [String] = []
+        if let group = socket.group, ControlServer.lookupGroup(group) == nil {
+            problems.append("\(source): socket.group: there is no group \"\(group)\" on this machine (create it, or leave socket.group out)")
+        }
+        if board != "none" && board != "auto" {
+            do { _ = try Board.load(id: board, directory: boardsDirectory) } catch {
+                problems.append("\(source): board: \(error)")
+            }
+        }
+        return problems
     }
 }

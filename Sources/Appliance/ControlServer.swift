@@ -3,7 +3,10 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import ControlProtocol
 import Foundation
+import StrictJSON
+import System
 
 /// A control-socket failure: the socket path, what was being done and why, on one line.
 public struct ControlSocketError: Error, Equatable, CustomStringConvertible {
@@ -19,163 +22,124 @@ public struct ControlSocketError: Error, Equatable, CustomStringConvertible {
     }
 
     static func system(_ path: String, _ action: String, _ e: Int32) -> ControlSocketError {
-        ControlSocketError(path: path, message: "cannot \(action): \(String(cString: strerror(e)))", errno: e)
+        ControlSocketError(path: path, message: "cannot \(action): \(Errno(e).message)", errno: e)
     }
 
     public var description: String { "\(path): \(message)" }
 }
 
-/// Helpers for Unix-domain socket addresses and system calls (EINTR retried).
-enum UnixSocket {
-    /// `sun_path` holds 108 bytes including the terminating NUL.
-    static let maxPathBytes = 107
-
-    static func withAddress<R>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R? {
-        let bytes = Array(path.utf8)
-        guard !bytes.isEmpty, bytes.count <= maxPathBytes, !bytes.contains(0) else { return nil }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-    }
-
-    /// A new non-blocking, close-on-exec stream socket (`socket(2)`), or -1 with errno set.
-    static func makeSocket() -> Int32 {
-        #if canImport(Glibc)
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        #else
-        let type = SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC
-        #endif
-        return socket(AF_UNIX, type, 0)
-    }
-
-    /// `connect(2)` retried on EINTR; returns 0 or an errno (EINPROGRESS/EAGAIN for a
-    /// non-blocking socket that must wait).
-    static func connect(_ fd: Int32, path: String) -> Int32 {
-        let rc: Int32? = withAddress(path) { addr, len in
-            while true {
-                if Glibc.connect(fd, addr, len) == 0 { return 0 }
-                if errno != EINTR { return errno }
-            }
-        }
-        return rc ?? ENAMETOOLONG
-    }
-
-    /// Waits for `events` on one fd up to `milliseconds`; returns revents (0 on timeout), or -1.
-    static func wait(_ fd: Int32, events: Int16, milliseconds: Int32) -> Int16 {
-        var p = pollfd(fd: fd, events: events, revents: 0)
-        while true {
-            let rc = poll(&p, 1, milliseconds)
-            if rc >= 0 { return rc == 0 ? 0 : p.revents }
-            if errno != EINTR { return -1 }
-        }
-    }
-
-    /// Makes `fd` non-blocking and close-on-exec (`fcntl`).
-    static func configure(_ fd: Int32) -> Bool {
-        let flags = fcntl(fd, F_GETFL)
-        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { return false }
-        let fdFlags = fcntl(fd, F_GETFD)
-        return fdFlags >= 0 && fcntl(fd, F_SETFD, fdFlags | FD_CLOEXEC) == 0
-    }
-
-    static var sendFlags: Int32 { Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT) }
-}
-
 /// The daemon's control socket: a Unix stream socket speaking the line protocol documented on
 /// `ControlRequest`.
 ///
-/// Threading: `start()` runs one `poll(2)` loop on a thread of its own; every socket is
-/// non-blocking, so the loop never blocks on a client, and nothing blocks the daemon. Each
-/// request line is handed to `handler`, **called on the server's thread**, one request at a
-/// time; the daemon makes it thread-safe (e.g. by hopping to its state owner) and keeps it
-/// short (it must not wait for a capture to finish). `close()` (or deinit) stops the loop,
-/// closes every connection and removes the socket file.
+/// Threading: one `poll(2)` loop on a thread of its own (`WorkerThread`); every socket is
+/// non-blocking, and the loop never waits for anyone. A parsed request becomes a
+/// `PendingRequest` handed to `dispatch` (the controller's inbox) with a deadline; the
+/// controller's answer wakes the loop, which writes it. Replies go out per client in request
+/// order; a request not claimed by its deadline is answered "busy" and never carried out.
+/// `close()` (or deinit) stops the loop, closes every connection and removes the socket file.
 ///
-/// Limits, so that no client can hurt the daemon: a request line is at most `maxLineLength`
-/// bytes (a longer one gets an error reply and the connection is closed); at most
-/// `maxClients` connections (another one gets an error line and is closed); a client whose
-/// unread replies exceed `maxPendingOutput` bytes is dropped; a connection being closed gets
-/// `lingerSeconds` to read its last reply. Replies are sent with `MSG_NOSIGNAL`, so a client
-/// that vanishes never raises SIGPIPE.
+/// Limits, so that no client can hurt the daemon or the other clients:
+/// - a request line is at most `maxLineLength` bytes (a longer one gets an error reply and the
+///   connection is closed);
+/// - at most `maxInFlight` requests of one client wait for the controller; the server stops
+///   reading that client until one is answered (a pipelining client waits its turn, the
+///   others are served meanwhile);
+/// - a client whose unread replies exceed `maxPendingOutput` bytes (beyond what the kernel
+///   buffers, which is kept small) is dropped;
+/// - a connection idle for `idleTimeout` seconds (nothing in progress, nothing sent) is closed;
+/// - at most `maxClients` connections: another one takes the place of the longest-idle
+///   connection that has been idle for `evictAfter` seconds, or else gets
+///   "too many connections" and is closed;
+/// - a connection being closed gets `lingerSeconds` to read its last reply.
+/// Replies are sent with `MSG_NOSIGNAL`, so a client that vanishes never raises SIGPIPE.
 ///
 /// Setting up: a stale socket file (nobody answers on it) is replaced; a live one (another
 /// daemon answers) or a path that is not a socket is refused. The socket is bound under a
 /// temporary name, given mode 0660 (and the configured group), then renamed into place, so it
 /// never exists with looser permissions.
-public final class ControlServer: @unchecked Sendable {
-    // @unchecked Sendable: `lock` guards `state`; everything else is immutable after init.
-    // The loop's own mutable state lives in `ControlServerLoop`, touched by one thread only.
-
+public final class ControlServer: Sendable {
+    /// Where requests go: the controller's inbox (`ControllerHandle.submit`).
+    public typealias Dispatch = @Sendable (PendingRequest) -> Void
+    /// A synchronous answer (for tests and tools that have no controller).
     public typealias Handler = @Sendable (ControlRequest) -> ControlReply
+
+    public struct Limits: Sendable {
+        public var maxClients = 16
+        public var maxLineLength = 4096
+        public var maxInFlight = 16
+        public var maxPendingOutput = 64 * 1024
+        /// Seconds a connection may sit with nothing in progress.
+        public var idleTimeout: Double = 60
+        /// A new client may push out one idle this long when every slot is taken.
+        public var evictAfter: Double = 5
+        public var lingerSeconds: Double = 5
+        public init() {}
+    }
 
     public let path: String
     private let loop: ControlServerLoop
-    private let lock = NSLock()
-    private enum State { case ready, running(Thread, DispatchSemaphore), closed }
-    private var state = State.ready
+    private let thread = Locked<WorkerThread?>(nil)
+    private let started = Locked(false)
 
-    /// Creates and binds the socket (not yet accepting: call `start()`).
-    public init(path: String, group: String? = nil, maxClients: Int = 16, maxLineLength: Int = 4096,
-                maxPendingOutput: Int = 256 * 1024, lingerSeconds: Double = 5,
-                handler: @escaping Handler) throws(ControlSocketError) {
+    /// Creates and binds the socket (not yet accepting: call `start()`). `timeout(request)` is
+    /// how long a request may wait for the controller before "busy".
+    public init(path: String, group: String? = nil, limits: Limits = Limits(),
+                timeout: @escaping @Sendable (ControlRequest) -> Double = { $0.answerTimeout },
+                dispatch: @escaping Dispatch) throws(ControlSocketError) {
         self.path = path
         let listenFD = try Self.bind(path: path, group: group)
-        var fds: [Int32] = [-1, -1]
-        // pipe2/accept4 need _GNU_SOURCE, which Glibc's module does not define: pipe + fcntl.
-        guard pipe(&fds) == 0, UnixSocket.configure(fds[0]), UnixSocket.configure(fds[1]) else {
-            let e = errno
+        let wakeup: WakeupPipe
+        do { wakeup = try WakeupPipe() } catch {
             Glibc.close(listenFD.fd)
             unlink(path)
-            throw .system(path, "create the wake-up pipe", e)
+            throw .system(path, "create the wake-up pipe", error.rawValue)
         }
-        loop = ControlServerLoop(path: path, listenFD: listenFD.fd, socketIdentity: listenFD.identity,
-                                 wakeRead: fds[0], wakeWrite: fds[1], handler: handler,
-                                 maxClients: maxClients, maxLineLength: maxLineLength,
-                                 maxPendingOutput: maxPendingOutput, lingerSeconds: lingerSeconds)
+        loop = ControlServerLoop(path: path, listenFD: listenFD.fd, socketIdentity: listenFD.identity, wakeup: wakeup,
+                                 dispatch: dispatch, timeout: timeout, limits: limits)
+    }
+
+    /// A server that answers each request at once on its own thread with `handler`.
+    public convenience init(path: String, group: String? = nil, limits: Limits = Limits(),
+                            handler: @escaping Handler) throws(ControlSocketError) {
+        try self.init(path: path, group: group, limits: limits) { pending in
+            if pending.claim() { pending.answer(handler(pending.request)) }
+        }
     }
 
     deinit { close() }
 
     /// Starts the loop thread. Calling it again (or after `close()`) does nothing.
     public func start() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard case .ready = state else { return }
-        let done = DispatchSemaphore(value: 0)
-        let loop = self.loop
-        let thread = Thread {
-            loop.run()
-            done.signal()
+        let first = started.withLock { s -> Bool in
+            defer { s = true }
+            return !s
         }
-        thread.name = "loopix-control"
-        state = .running(thread, done)
-        thread.start()
+        guard first else { return }
+        let loop = self.loop
+        do {
+            let t = try WorkerThread(name: "loopix.control") { token in loop.run(token) }
+            thread.withLock { $0 = t }
+        } catch {
+            Log.error("\(path): \(error); the control socket does not answer")
+        }
     }
 
     /// How many connections are open now (for tests and status).
     public var clientCount: Int { loop.clientCount }
 
-    /// Stops the loop, closes every connection and removes the socket file (if it is still
-    /// ours). Waits for the loop to finish unless called from the loop's own thread (from the
-    /// handler), in which case the loop finishes after the current request.
+    /// Stops the loop, closes every connection and removes the socket file (if it is still ours).
     public func close() {
-        lock.lock()
-        let previous = state
-        state = .closed
-        lock.unlock()
-        switch previous {
-        case .closed: return
-        case .ready: loop.teardown()
-        case .running(let thread, let done):
-            loop.wake()
-            if Thread.current != thread { done.wait() }
+        let t = thread.withLock { t -> WorkerThread? in
+            defer { t = nil }
+            return t
         }
+        started.withLock { $0 = true }
+        if let t {
+            loop.stopping.withLock { $0 = true }  // before the wake-up, which the loop may be draining now
+            loop.wakeup.signal()
+            t.stop()
+        }
+        loop.teardown()
     }
 
     /// Binds the listening socket: stale check, temporary name, mode, group, rename.
@@ -195,14 +159,12 @@ public final class ControlServer: @unchecked Sendable {
             guard (st.st_mode & S_IFMT) == S_IFSOCK else {
                 throw ControlSocketError(path: path, message: "exists and is not a socket; remove it or choose another socket path")
             }
-            let probe = UnixSocket.makeSocket()
-            if probe >= 0 {
+            if let probe = try? UnixSocket.makeSocket() {
                 let e = UnixSocket.connect(probe, path: path)
-                Glibc.close(probe)
-                if e == 0 || e == EAGAIN || e == EINPROGRESS {
+                if e == nil || e == .wouldBlock || e == Errno(EINPROGRESS) {
                     throw ControlSocketError(path: path, message: "another daemon is already listening on this socket")
                 }
-                guard e == ECONNREFUSED || e == ENOENT else { throw .system(path, "check the existing socket", e) }
+                guard e == Errno(ECONNREFUSED) || e == .noSuchFile else { throw .system(path, "check the existing socket", e!.rawValue) }
             }
             // Stale: the rename below replaces it.
         } else if errno != ENOENT {
@@ -215,32 +177,25 @@ public final class ControlServer: @unchecked Sendable {
         guard tmp.utf8.count <= UnixSocket.maxPathBytes else {
             throw ControlSocketError(path: path, message: "socket path is too long to bind safely (its directory must leave room for a temporary name)")
         }
-        let fd = UnixSocket.makeSocket()
-        guard fd >= 0 else { throw .system(path, "create a socket", errno) }
+        let socket: FileDescriptor
+        do { socket = try UnixSocket.makeSocket() } catch { throw .system(path, "create a socket", error.rawValue) }
+        let fd = socket.rawValue
         func fail(_ action: String, _ e: Int32) -> ControlSocketError {
-            Glibc.close(fd)
             unlink(tmp)
             return .system(path, action, e)
         }
         let rc: Int32 = UnixSocket.withAddress(tmp) { addr, len in Glibc.bind(fd, addr, len) == 0 ? 0 : errno } ?? ENAMETOOLONG
-        if rc != 0 {
-            Glibc.close(fd)
-            throw .system(path, "bind a socket in \(dir)", rc)
-        }
+        if rc != 0 { throw .system(path, "bind a socket in \(dir)", rc) }
         if chmod(tmp, 0o660) != 0 { throw fail("set the socket's mode to 0660", errno) }
         if let gid, chown(tmp, uid_t.max, gid) != 0 { throw fail("give the socket to group \(group ?? "")", errno) }
         if listen(fd, 16) != 0 { throw fail("listen", errno) }
         if rename(tmp, path) != 0 { throw fail("move the socket into place", errno) }
         var now = stat()
-        guard stat(path, &now) == 0 else {
-            let e = errno
-            Glibc.close(fd)
-            throw .system(path, "check the new socket", e)
-        }
-        return (fd, (now.st_dev, now.st_ino))
+        guard stat(path, &now) == 0 else { throw .system(path, "check the new socket", errno) }
+        return (socket.take(), (now.st_dev, now.st_ino))
     }
 
-    static func lookupGroup(_ name: String) -> gid_t? {
+    public static func lookupGroup(_ name: String) -> gid_t? {
         if let n = UInt32(name) { return gid_t(n) }
         var entry = group()
         var result: UnsafeMutablePointer<group>? = nil
@@ -251,126 +206,162 @@ public final class ControlServer: @unchecked Sendable {
     }
 }
 
-/// The server's event loop and every connection's state. Owns the listening socket, the
-/// wake-up pipe and every client socket; all of them are closed in `teardown()`, once.
-/// `@unchecked Sendable`: after `start()` only the loop thread touches it (apart from `wake()`,
-/// a write to a pipe, and `clientCount`, an atomic-enough read guarded by `countLock`).
+/// The server's event loop and every connection's state. Owns the listening socket and every
+/// client socket; all are closed in `teardown()`, once. `@unchecked Sendable`: after `start()`
+/// only the loop thread touches the clients; `clientCount`, `stopping` and the wake-up pipe
+/// are the thread-safe ways in.
 final class ControlServerLoop: @unchecked Sendable {
+    /// A client's request or error, in the order it came: replied to when it is its turn.
+    enum Slot {
+        case ready(ControlReply)
+        case pending(PendingRequest, ControlRequestID?)
+    }
+
     final class Client {
-        let fd: Int32
+        let socket: FileDescriptor
         var input: [UInt8] = []
         var output: [UInt8] = []
         var outputStart = 0
-        /// Set once the client must go: no more reading; close when the output is sent.
+        var slots: [Slot] = []
+        var inFlight = 0
+        /// No more input will come (end of stream).
+        var eof = false
+        /// The peer is gone: nothing can be written any more.
+        var gone = false
+        /// The server closes it once its replies are out (or `closingDeadline` passes).
         var closing = false
-        var closingDeadline: Double = .infinity
-        init(fd: Int32) { self.fd = fd }
+        var closingDeadline = Deadline.never
+        /// When it last sent something or had a reply written (monotonic ns).
+        var lastActivity = MonotonicClock.now()
+
+        init(fd: Int32) { socket = FileDescriptor(owning: fd) }
+        var fd: Int32 { socket.rawValue }
         var pending: Int { output.count - outputStart }
+        var idle: Bool { slots.isEmpty && pending == 0 && input.isEmpty }
+        /// Nanoseconds since its last activity, as of `now`.
+        func idleTime(at now: UInt64) -> UInt64 { now > lastActivity ? now - lastActivity : 0 }
+        var hasCompleteLine: Bool { input.contains(0x0A) }
     }
 
     let path: String
     let listenFD: Int32
     let socketIdentity: (dev_t, ino_t)
-    let wakeRead: Int32
-    let wakeWrite: Int32
-    let handler: ControlServer.Handler
-    let maxClients: Int
-    let maxLineLength: Int
-    let maxPendingOutput: Int
-    let lingerSeconds: Double
+    let wakeup: WakeupPipe
+    let dispatch: ControlServer.Dispatch
+    let timeout: @Sendable (ControlRequest) -> Double
+    let limits: ControlServer.Limits
+    let stopping = Locked(false)
     private var clients: [Client] = []
-    private let countLock = NSLock()
-    private var count = 0
-    private var tornDown = false
+    private let count = Locked(0)
+    private let tornDown = Locked(false)
     private var readBuffer = [UInt8](repeating: 0, count: 16384)
 
-    init(path: String, listenFD: Int32, socketIdentity: (dev_t, ino_t), wakeRead: Int32, wakeWrite: Int32,
-         handler: @escaping ControlServer.Handler, maxClients: Int, maxLineLength: Int,
-         maxPendingOutput: Int, lingerSeconds: Double) {
+    init(path: String, listenFD: Int32, socketIdentity: (dev_t, ino_t), wakeup: WakeupPipe,
+         dispatch: @escaping ControlServer.Dispatch, timeout: @escaping @Sendable (ControlRequest) -> Double,
+         limits: ControlServer.Limits) {
         self.path = path
         self.listenFD = listenFD
         self.socketIdentity = socketIdentity
-        self.wakeRead = wakeRead
-        self.wakeWrite = wakeWrite
-        self.handler = handler
-        self.maxClients = maxClients
-        self.maxLineLength = maxLineLength
-        self.maxPendingOutput = maxPendingOutput
-        self.lingerSeconds = lingerSeconds
+        self.wakeup = wakeup
+        self.dispatch = dispatch
+        self.timeout = timeout
+        self.limits = limits
     }
 
-    var clientCount: Int {
-        countLock.lock()
-        defer { countLock.unlock() }
-        return count
-    }
+    var clientCount: Int { count.withLock { $0 } }
 
     private func updateCount() {
-        countLock.lock()
-        count = clients.count
-        countLock.unlock()
+        let n = clients.count
+        count.withLock { $0 = n }
     }
 
-    func wake() {
-        var byte: UInt8 = 1
-        _ = Glibc.write(wakeWrite, &byte, 1)
+    /// Whether to read from `c` now: not past its end, not closing, room for another request
+    /// and no complete line still waiting in its buffer (so the buffer stays small).
+    private func wantsInput(_ c: Client) -> Bool {
+        !c.eof && !c.closing && !c.gone && c.inFlight < limits.maxInFlight && !c.hasCompleteLine
     }
 
-    private static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
-    func run() {
+    func run(_ token: WorkerThread.Token) {
         var fds: [pollfd] = []
-        while true {
+        while !token.shouldStop && !stopping.withLock({ $0 }) {
             fds.removeAll(keepingCapacity: true)
-            fds.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            fds.append(pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0))
             fds.append(pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0))
+            var next = Deadline.never
             for c in clients {
                 var events: Int16 = 0
-                if !c.closing { events |= Int16(POLLIN) }
-                if c.pending > 0 { events |= Int16(POLLOUT) }
-                fds.append(pollfd(fd: c.fd, events: events, revents: 0))
+                if wantsInput(c) { events |= Int16(POLLIN) }
+                if c.pending > 0 && !c.gone { events |= Int16(POLLOUT) }
+                // A socket polled for nothing is left out: a hung-up peer would report POLLHUP
+                // on every round while its requests are still being answered.
+                fds.append(pollfd(fd: events == 0 ? -1 : c.fd, events: events, revents: 0))
+                next = min(next, deadline(of: c))
             }
-            let lingering = clients.contains { $0.closing }
-            let rc = poll(&fds, nfds_t(fds.count), lingering ? 250 : -1)
+            let rc = poll(&fds, nfds_t(fds.count), next.pollTimeout)
             if rc < 0 {
                 if errno == EINTR { continue }
+                Log.error("\(path): poll failed (\(Errno.current)); the control socket stops answering")
                 break
             }
-            if fds[0].revents != 0 { break }
+            if fds[0].revents != 0 { wakeup.drain() }
             // Clients first (their indexes match `fds`), then new connections.
             let snapshot = clients
             for (i, c) in snapshot.enumerated() {
                 let revents = fds[i + 2].revents
                 if revents & Int16(POLLNVAL) != 0 { drop(c); continue }
-                if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, !c.closing { readFrom(c) }
-                if revents & Int16(POLLOUT) != 0 { flush(c) }
-                if revents & Int16(POLLERR) != 0 { drop(c) }
-                else if c.closing, c.pending == 0 || (revents & Int16(POLLHUP) != 0 && revents & Int16(POLLIN) == 0) { drop(c) }
+                if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(c) }
+                if revents & Int16(POLLHUP | POLLERR) != 0 {
+                    // Gone both ways: what it sent is still answered (a script may fire a
+                    // capture and hang up), but nothing is written back.
+                    c.gone = true
+                    c.eof = true
+                    c.output.removeAll()
+                    c.outputStart = 0
+                }
             }
             if fds[1].revents & Int16(POLLIN) != 0 { acceptClients() }
-            if lingering {
-                let t = Self.now()
-                for c in clients where c.closing && t > c.closingDeadline { drop(c) }
+            // Answers that came back, "busy" for expired requests, new lines, idle and linger limits.
+            for c in clients {
+                collectReplies(c)
+                processInput(c)
+                collectReplies(c)  // errors found in new lines go out in the same round
+                flush(c)
+                guard clients.contains(where: { $0 === c }) else { continue }
+                if c.gone && c.slots.isEmpty { drop(c); continue }
+                if c.closing && c.slots.isEmpty && (c.pending == 0 || c.closingDeadline.hasPassed) { drop(c); continue }
+                if !c.closing && !c.eof && c.idle && c.idleTime(at: MonotonicClock.now()) >= UInt64(limits.idleTimeout * 1e9) {
+                    enqueue(.failure("idle for \(JSONValue.format(limits.idleTimeout)) s; closing the connection"), to: c)
+                    startClosing(c)
+                    flush(c)
+                }
             }
             updateCount()
         }
         teardown()
     }
 
+    /// The earliest moment the loop must look at `c` again without being woken.
+    private func deadline(of c: Client) -> Deadline {
+        var d = c.closing ? c.closingDeadline : Deadline.never
+        for slot in c.slots {
+            if case .pending(let p, _) = slot, p.reply == nil { d = min(d, p.deadline) }
+        }
+        if !c.closing && c.idle {
+            d = min(d, Deadline(nanoseconds: c.lastActivity + UInt64(limits.idleTimeout * 1e9)))
+        }
+        return d
+    }
+
     /// Closes everything this loop owns and removes the socket file if it is still ours. Once.
     func teardown() {
-        guard !tornDown else { return }
-        tornDown = true
-        for c in clients { Glibc.close(c.fd) }
-        clients.removeAll()
+        let first = tornDown.withLock { t -> Bool in
+            defer { t = true }
+            return !t
+        }
+        guard first else { return }
+        for c in clients { drop(c) }  // each Client's FileDescriptor closes its socket
         updateCount()
         Glibc.close(listenFD)
-        Glibc.close(wakeRead)
-        Glibc.close(wakeWrite)
         var st = stat()
         if lstat(path, &st) == 0, st.st_dev == socketIdentity.0, st.st_ino == socketIdentity.1 {
             unlink(path)
@@ -384,68 +375,82 @@ final class ControlServerLoop: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return  // EAGAIN, or a transient error (EMFILE, ECONNABORTED): try on the next wake-up.
             }
-            guard UnixSocket.configure(fd) else {
-                Glibc.close(fd)
-                continue
+            let client = Client(fd: fd)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            do { try client.socket.setNonBlocking() } catch { continue }
+            // Keep the kernel's share of unread replies small, so the output limit means something.
+            var size: Int32 = 16 * 1024
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            if clients.count >= limits.maxClients && !evictLongestIdle() {
+                let line = ControlReply.failure("too many connections (at most \(limits.maxClients)); try again later").jsonLine
+                _ = Array(line.utf8).withUnsafeBytes { try? UnixSocket.send(fd, $0) }
+                continue  // `client` goes out of scope: closed
             }
-            if clients.count >= maxClients {
-                let line = ControlReply.failure("too many connections (at most \(maxClients)); try again later").jsonLine
-                _ = Array(line.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, UnixSocket.sendFlags) }
-                Glibc.close(fd)
-                continue
-            }
-            clients.append(Client(fd: fd))
+            clients.append(client)
         }
     }
 
+    /// Makes room by closing the connection idle the longest, if one has been idle long enough.
+    private func evictLongestIdle() -> Bool {
+        let now = MonotonicClock.now()
+        let minimum = UInt64(limits.evictAfter * 1e9)
+        guard let victim = clients.filter({ !$0.closing && !$0.gone && $0.idle && $0.idleTime(at: now) >= minimum })
+            .min(by: { $0.lastActivity < $1.lastActivity }) else { return false }
+        enqueue(.failure("closing an idle connection: another client needs the slot"), to: victim)
+        flush(victim)
+        drop(victim)
+        return true
+    }
+
+    /// Reads what is there (one `recv`); end of stream sets `eof`.
     private func readFrom(_ c: Client) {
+        guard !c.eof else { return }
         var n: Int
         repeat {
             n = readBuffer.withUnsafeMutableBytes { recv(c.fd, $0.baseAddress, $0.count, 0) }
         } while n < 0 && errno == EINTR
         if n < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK { return }
-            drop(c)
+            c.eof = true
+            c.gone = true
             return
         }
-        if n == 0 {
-            // End of input: a last line without its newline still counts.
-            if !c.input.isEmpty {
-                let line = c.input
-                c.input.removeAll()
-                if line.count > maxLineLength { tooLong(c) } else { handle(line, for: c) }
-            }
-            startClosing(c)
-            flush(c)
-            return
-        }
-        c.input.append(contentsOf: readBuffer[0..<n])
+        c.lastActivity = MonotonicClock.now()
+        if n == 0 { c.eof = true; return }
+        if !c.closing { c.input.append(contentsOf: readBuffer[0..<n]) }
+    }
+
+    /// Turns complete lines into requests while the client has room for more; a last line
+    /// without its newline counts at the end of the stream.
+    private func processInput(_ c: Client) {
+        guard !c.closing else { return }
         var start = 0
-        while !c.closing, let nl = c.input[start...].firstIndex(of: 0x0A) {
-            let length = nl - start
-            if length > maxLineLength { tooLong(c); break }
+        while c.inFlight < limits.maxInFlight, let nl = c.input[start...].firstIndex(of: 0x0A) {
+            if nl - start > limits.maxLineLength { tooLong(c); return }
             handle(Array(c.input[start..<nl]), for: c)
             start = nl + 1
         }
-        if c.closing {
-            c.input.removeAll()
-        } else {
-            c.input.removeFirst(start)
-            if c.input.count > maxLineLength { tooLong(c) }
+        if start > 0 { c.input.removeFirst(start) }
+        if !c.hasCompleteLine && c.input.count > limits.maxLineLength { tooLong(c); return }
+        if c.eof && !c.hasCompleteLine && c.inFlight < limits.maxInFlight {
+            if !c.input.isEmpty {
+                handle(c.input, for: c)
+                c.input.removeAll()
+            }
+            startClosing(c)
         }
-        flush(c)
     }
 
     private func tooLong(_ c: Client) {
         c.input.removeAll()
-        enqueue(ControlReply.failure(.lineTooLong(limit: maxLineLength)), to: c)
+        c.slots.append(.ready(.failure(.lineTooLong(limit: limits.maxLineLength))))
         startClosing(c)
     }
 
     private func startClosing(_ c: Client) {
         guard !c.closing else { return }
         c.closing = true
-        c.closingDeadline = Self.now() + lingerSeconds
+        c.closingDeadline = .after(seconds: limits.lingerSeconds)
     }
 
     private func handle(_ rawLine: [UInt8], for c: Client) {
@@ -453,37 +458,74 @@ final class ControlServerLoop: @unchecked Sendable {
         if line.last == 0x0D { line = line.dropLast() }
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are ignored
         let (id, parsed) = ControlRequest.parseWithID(line: Array(line))
-        var reply: ControlReply
         switch parsed {
-        case .success(let request): reply = handler(request)
-        case .failure(let error): reply = .failure(error)
+        case .failure(let error):
+            var reply = ControlReply.failure(error)
+            reply.id = id
+            c.slots.append(.ready(reply))
+        case .success(let request):
+            let wakeup = self.wakeup
+            let pending = PendingRequest(request, deadline: .after(seconds: timeout(request))) { wakeup.signal() }
+            c.slots.append(.pending(pending, id))
+            c.inFlight += 1
+            dispatch(pending)
         }
-        reply.id = id
-        enqueue(reply, to: c)
+    }
+
+    /// Moves the replies that are due, in order, from the front of the client's slots to its
+    /// output: answered requests, errors, and "busy" for requests whose deadline passed unclaimed.
+    private func collectReplies(_ c: Client) {
+        while let first = c.slots.first {
+            var reply: ControlReply
+            switch first {
+            case .ready(let r):
+                reply = r
+            case .pending(let p, let id):
+                if let answered = p.reply {
+                    reply = answered
+                } else if p.deadline.hasPassed, p.expire() {
+                    reply = .failure("busy: the daemon did not answer in \(JSONValue.format(timeout(p.request))) s")
+                } else {
+                    return
+                }
+                reply.id = id
+                c.inFlight -= 1
+            }
+            c.slots.removeFirst()
+            c.lastActivity = MonotonicClock.now()
+            if !c.gone { enqueue(reply, to: c) }
+            guard clients.contains(where: { $0 === c }) else { return }
+        }
     }
 
     private func enqueue(_ reply: ControlReply, to c: Client) {
-        guard c.fd >= 0 else { return }
         c.output.append(contentsOf: reply.jsonLine.utf8)
-        if c.pending > maxPendingOutput {
+        if c.pending > limits.maxPendingOutput {
             flush(c)
-            if c.pending > maxPendingOutput { drop(c) }
+            if c.pending > limits.maxPendingOutput {
+                Log.warning("\(path): dropped a client that does not read its replies (\(c.pending) bytes unread)")
+                drop(c)
+            }
         }
     }
 
     private func flush(_ c: Client) {
+        guard !c.gone, clients.contains(where: { $0 === c }) else { return }
+        let fd = c.fd
         while c.pending > 0 {
-            let n = c.output.withUnsafeBytes { raw in
-                send(c.fd, raw.baseAddress! + c.outputStart, c.pending, UnixSocket.sendFlags)
+            let start = c.outputStart
+            let sent: Result<Int, Errno> = c.output.withUnsafeBytes { raw in
+                do throws(Errno) { return .success(try UnixSocket.send(fd, UnsafeRawBufferPointer(rebasing: raw[start...]))) } catch { return .failure(error) }
             }
-            if n > 0 {
-                c.outputStart += n
-                continue
+            guard case .success(let n) = sent else {
+                // EPIPE, ECONNRESET…: the client is gone; what it asked for is still carried out.
+                c.gone = true
+                c.output.removeAll()
+                c.outputStart = 0
+                return
             }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-            drop(c)  // EPIPE, ECONNRESET…: the client is gone.
-            return
+            if n == 0 { break }
+            c.outputStart += n
         }
         if c.outputStart > 0 && (c.pending == 0 || c.outputStart > 65536) {
             c.output.removeFirst(c.outputStart)
@@ -491,12 +533,17 @@ final class ControlServerLoop: @unchecked Sendable {
         }
     }
 
+    /// Forgets the client; its socket closes with the last reference. Requests it still had
+    /// waiting are let go: unclaimed ones never run, claimed ones finish unheard.
     private func drop(_ c: Client) {
         guard let index = clients.firstIndex(where: { $0 === c }) else { return }
         clients.remove(at: index)
-        Glibc.close(c.fd)
         c.closing = true
+        c.gone = true
         c.output.removeAll()
         c.outputStart = 0
+        for slot in c.slots { if case .pending(let p, _) = slot { _ = p.expire() } }
+        c.slots.removeAll()
+        c.inFlight = 0
     }
 }

@@ -1,33 +1,43 @@
 import Camera
+import ControlProtocol
 import Controls
-import Display
 import Dispatch
+import Display
 import FilmCore
 import Foundation
 import ImageFiles
+import StrictJSON
+import System
+import Viewfinder
 
-/// The daemon's brain. Owns `CameraState` and every device; runs the preview loop on the
-/// thread that calls `run()`: camera frame → film engine at display size → overlay → display,
-/// and between frames the queued input (display events, control-socket requests, motion).
-/// Photos are developed and saved on the capture queue; nothing here waits for them.
-public final class Controller: @unchecked Sendable {
+/// The daemon's brain. Owns `CameraState` and changes it only through `StateRules`; carries
+/// out the effects in one place (`carryOut`); runs the loop on the thread that calls `run()`:
+/// between frames the queued input (display events, buttons, the control socket's requests,
+/// motion), then one preview frame (`PreviewPipeline`, with the camera kept alive by the
+/// `CameraSupervisor`). Photos are developed and saved on the capture queue; nothing here waits
+/// for them.
+///
+/// Not `Sendable`: it is confined to the thread that runs it. Other threads reach it through
+/// `handle` (requests, stop, reload) and the capture queue's reports.
+public final class Controller {
     public struct Devices {
         public var camera: CameraSource
-        /// Set when `camera` is the simulated one (enables the `simulate` request).
-        public var simulated: SimulatedCamera?
+        /// The camera's fault injection, when it has one (the simulated camera; enables the
+        /// `simulate` request).
+        public var faults: FaultInjectable?
         public var display: DisplaySink
         public var motion: MotionSensor?
         /// Further input (GPIO buttons and encoder, touch screens, keyboards), drained once per loop.
         public var inputs: [InputSource] = []
         /// Set when a screen was asked for: while the preview is headless (no display at start,
-        /// or the display failed), called every `displayProbeInterval` s to look for one that has
-        /// appeared since, with the input that comes with it; nil while there is none.
+        /// or the display failed), called every 2 s to look for one that has appeared since,
+        /// with the input that comes with it; nil while there is none.
         public var findDisplay: (() -> (display: DisplaySink, inputs: [InputSource])?)?
 
-        public init(camera: CameraSource, simulated: SimulatedCamera?, display: DisplaySink, motion: MotionSensor?,
+        public init(camera: CameraSource, faults: FaultInjectable?, display: DisplaySink, motion: MotionSensor?,
                     inputs: [InputSource] = [], findDisplay: (() -> (display: DisplaySink, inputs: [InputSource])?)? = nil) {
             self.camera = camera
-            self.simulated = simulated
+            self.faults = faults
             self.display = display
             self.motion = motion
             self.inputs = inputs
@@ -35,64 +45,47 @@ public final class Controller: @unchecked Sendable {
         }
     }
 
+    /// How other threads reach the controller.
+    public let handle: ControllerHandle
     public private(set) var config: Config
-    private var devices: Devices
+    private let configPath: String?
     private let presets: [Preset]
     private let rules: StateRules
     public private(set) var state: CameraState
     private let settingsStore: SettingsStore
+    private let saveQueue = DispatchQueue(label: "loopix.settings", qos: .utility)
     private let storage: PhotoStorage
     private let captures: CaptureQueue
-    private let licensed: Bool
-    let mailbox = Mailbox()
-    private let cores = ProcessInfo.processInfo.activeProcessorCount
+    private let reports = CaptureReports()
+    private var sizeEstimate = PhotoSizeEstimate()
+    private var licensed: Bool
 
-    // Preview
-    private var cameraFrame: RGBImage
-    private var composed: RGBImage
-    private var renderer: FilmRenderer?
-    private var overlay: OverlayRenderer
-    private var grainClock = GrainClock()
+    private let pipeline: PreviewPipeline
+    private let supervisor: CameraSupervisor
+    private let faults: FaultInjectable?
+    private var motion: MotionSensor?
+    private var inputs: [InputSource]
     private var analyzer = MotionAnalyzer()
-    private let lookLock = NSLock()
-    private var compiledLook: FilmLook?
-    private var compiling: String?
-    private let compileQueue = DispatchQueue(label: "loopix.look", qos: .userInitiated)
-    private let saveQueue = DispatchQueue(label: "loopix.settings", qos: .utility)
 
-    // Status
-    private var banner: (text: String, until: UInt64)?
-    private let asyncLock = NSLock()
-    private var asyncBanner: String?
+    // What the screen and `status` show.
+    private var banner: (text: String, until: Deadline)?
+    private var intensityVisibleUntil = Deadline(nanoseconds: 0)
     private var savedPhotos = 0
     private var lastPhoto: String?
-    private var intensityVisibleUntil: UInt64 = 0
-    private var cameraRunning = false
-    private var lastFrameAt: UInt64 = 0
-    /// When the camera last delivered a frame (0: not since it started).
-    private var frameDeliveredAt: UInt64 = 0
-    private var cameraRestarts = 0
-    private var nextCameraAttempt: UInt64 = 0
-    private var cameraError: String?
-    private var lastMetadata = FrameMetadata()
-    private let stopLock = NSLock()
-    private var stopRequested = false
-    private var reloadRequested = false
-    private let configPath: String?
-    private var nextDisplayProbe: UInt64 = 0
+    private var refusalLog = LogThrottle(interval: 5)
 
-    /// No frame for this long: the camera is restarted.
-    static let frameTimeout: Double = 2
-    static let maxQuickRestarts = 3
-    static let retryDelay: Double = 10
-    /// How often a headless preview looks for a display that was asked for.
-    static let displayProbeInterval: Double = 2
+    /// Seen by tests: every effect carried out, in order.
+    var effectObserver: ((Effect) -> Void)?
 
-    public init(config: Config, configPath: String?, devices: Devices, presets: [Preset] = BuiltinPresets.all) {
+    public init(config: Config, configPath: String?, devices: Devices, presets: [Preset] = BuiltinPresets.all,
+                handle: ControllerHandle = ControllerHandle()) {
+        self.handle = handle
         self.config = config
         self.configPath = configPath
-        self.devices = devices
         self.presets = presets
+        faults = devices.faults
+        motion = devices.motion
+        inputs = devices.inputs
         rules = StateRules(presetIDs: presets.map(\.id), lensCount: devices.camera.lenses.count)
         do { try FileManager.default.createDirectory(atPath: config.state.directory, withIntermediateDirectories: true) } catch {
             Log.error("\(config.state.directory): cannot create the state directory (\(error)); settings will not be kept")
@@ -105,33 +98,34 @@ public final class Controller: @unchecked Sendable {
                                 intensities: s.intensities, ev: CameraState.snapEV(s.ev),
                                 lensIndex: min(max(s.lensIndex, 0), max(devices.camera.lenses.count - 1, 0)),
                                 grid: s.grid, handedness: s.handedness, onboardingDone: s.onboardingDone)
-        state.dial = .ev
         state.defaultIntensity = config.defaults.intensity / 100
         self.state = state
         storage = PhotoStorage(directory: config.storage.directory, stateDirectory: config.state.directory,
                                reserveBytes: Int64(config.storage.reserveMB) * 1_048_576)
+        storage.removeLeftoverTemporaryFiles()
         licensed = Self.checkLicense(config)
-        let w = devices.display.width, h = devices.display.height
-        cameraFrame = RGBImage(width: w, height: h)
-        composed = RGBImage(width: w, height: h)
-        overlay = OverlayRenderer(width: w, height: h)
-        let asyncLock = self.asyncLock
-        let box = AsyncBannerBox()
-        captures = CaptureQueue(capacity: config.capture.queueLength,
-                                heic: HEICOptions(quality: Double(config.capture.heicQuality) / 100, x265Preset: config.capture.x265Preset),
-                                threads: ProcessInfo.processInfo.activeProcessorCount) { path, error in
-            if let error {
-                Log.error("\(path): photo lost: \(error)")
-                box.set("Photo not saved", lock: asyncLock)
-            } else {
-                Log.info("saved \(path)")
-                box.saved(path, lock: asyncLock)
+        pipeline = PreviewPipeline(display: devices.display, findDisplay: devices.findDisplay)
+        supervisor = CameraSupervisor(camera: devices.camera, lens: state.lensIndex, previewWidth: pipeline.width,
+                                      previewHeight: pipeline.height,
+                                      controls: CameraControls(ev: state.ev, aeLocked: false, afLocked: false))
+        let reports = self.reports, storage = self.storage
+        captures = CaptureQueue(capacity: config.capture.queueLength, heic: Self.heicOptions(config),
+                                threads: ProcessInfo.processInfo.activeProcessorCount) { job, result in
+            storage.release(bytes: job.promisedBytes)
+            switch result {
+            case .success(let bytes):
+                Log.info("saved \(job.path)")
+                reports.add(.saved(path: job.path, bytes: bytes, pixels: job.still.width * job.still.height))
+            case .failure(let error):
+                Log.error("\(job.path): photo lost: \(error)")
+                reports.add(.lost)
             }
         }
-        bannerBox = box
     }
 
-    private let bannerBox: AsyncBannerBox
+    static func heicOptions(_ config: Config) -> HEICOptions {
+        HEICOptions(quality: Double(config.capture.heicQuality) / 100, x265Preset: config.capture.x265Preset)
+    }
 
     static func checkLicense(_ config: Config) -> Bool {
         guard let key = config.license.publicKey else { return false }
@@ -151,50 +145,39 @@ public final class Controller: @unchecked Sendable {
 
     // MARK: Lifecycle
 
-    /// Asks the loop to stop after the current frame (signal handlers call this).
-    public func requestStop() {
-        stopLock.lock()
-        stopRequested = true
-        stopLock.unlock()
-    }
-
-    /// Asks the loop to re-read the configuration (SIGHUP).
-    public func requestReload() {
-        stopLock.lock()
-        reloadRequested = true
-        stopLock.unlock()
-    }
-
-    private var shouldStop: Bool {
-        stopLock.lock()
-        defer { stopLock.unlock() }
-        return stopRequested
-    }
-
-    /// Runs the preview loop until a stop is requested or the window is closed.
+    /// Runs the loop until a stop is requested or the window is closed.
     public func run() {
-        Log.info("camera: \(devices.camera.lenses.map(\.label).joined(separator: ", ")); display: \(devices.display.name); storage: \(config.storage.directory)")
+        Log.info("camera: \(supervisor.lenses.map(\.label).joined(separator: ", ")); display: \(pipeline.display.name); storage: \(config.storage.directory)")
         if !state.onboardingDone { Log.info("first start: waiting for the user to press the button they want as shutter") }
-        compileLook()
-        startCamera()
-        while !shouldStop && !devices.display.closeRequested {
-            handleReload()
-            mailbox.drain()
-            for event in devices.display.pollEvents() { handle(event) }
-            for source in devices.inputs {
-                for event in source.drain() { handle(event) }
-            }
-            readMotion()
-            lookForDisplay()
-            previewFrame()
+        pipeline.requestLook(currentPreset)
+        supervisor.start()
+        while !handle.stopRequested && !pipeline.display.closeRequested {
+            runOnce()
         }
         Log.info("stopping")
     }
 
+    /// One turn of the loop: input, requests, motion, display probing, one preview frame.
+    func runOnce() {
+        if handle.takeReload() { reload() }
+        answerRequests()
+        for event in pipeline.display.pollEvents() { _ = perform(.input(event)) }
+        for source in inputs {
+            for event in source.drain() { _ = perform(.input(event)) }
+        }
+        readMotion()
+        takeCaptureReports()
+        if let found = pipeline.lookForDisplay() {
+            let present = Set(inputs.map { ObjectIdentifier(type(of: $0)) })
+            inputs += found.inputs.filter { !present.contains(ObjectIdentifier(type(of: $0))) }
+            if found.resized { supervisor.resize(width: pipeline.width, height: pipeline.height) }
+        }
+        previewFrame()
+    }
+
     /// Stops the camera and waits (at most `timeout` s) for queued photos to be saved.
     public func shutdown(timeout: Double = 30) {
-        devices.camera.stop()
-        cameraRunning = false
+        supervisor.stop()
         let pending = captures.pending
         if pending > 0 { Log.info("finishing \(pending) queued photo\(pending == 1 ? "" : "s")") }
         if !captures.drain(timeout: timeout) {
@@ -203,151 +186,55 @@ public final class Controller: @unchecked Sendable {
         saveQueue.sync {}
     }
 
-    private func handleReload() {
-        stopLock.lock()
-        let reload = reloadRequested
-        reloadRequested = false
-        stopLock.unlock()
-        guard reload else { return }
+    /// SIGHUP: takes over what can change while running, names what needs a restart.
+    private func reload() {
         guard let path = configPath else {
             Log.info("SIGHUP: no configuration file to reload (running on defaults)")
             return
         }
-        do {
-            let fresh = try Config.load(path: path)
-            config = fresh
-            storage.reserveBytes = Int64(fresh.storage.reserveMB) * 1_048_576
-            Log.info("reloaded \(path)")
-        } catch {
+        let fresh: Config
+        do { fresh = try Config.load(path: path) } catch {
             Log.error("\(error); keeping the previous configuration")
-        }
-    }
-
-    // MARK: Camera
-
-    private func startCamera() {
-        do {
-            try devices.camera.start(lens: state.lensIndex, previewWidth: cameraFrame.width, previewHeight: cameraFrame.height)
-            devices.camera.setControls(cameraControls)
-            cameraRunning = true
-            lastFrameAt = now()
-            frameDeliveredAt = 0
-        } catch {
-            cameraRunning = false
-            cameraError = "\(error)"
-            Log.error("cannot start the camera: \(error)")
-        }
-    }
-
-    private var cameraControls: CameraControls {
-        CameraControls(ev: state.ev, focusPoint: state.focusPoint, aeLocked: state.aeLocked, afLocked: state.afLocked)
-    }
-
-    private func previewFrame() {
-        let t = now()
-        guard cameraRunning else {
-            // The camera is down: keep the screen and the socket alive, retry now and then.
-            if t >= nextCameraAttempt {
-                startCamera()
-                if !cameraRunning { nextCameraAttempt = t + UInt64(Self.retryDelay * 1e9) }
-            }
-            composeWithoutCamera()
-            Thread.sleep(forTimeInterval: 1.0 / 30)
             return
         }
-        do {
-            lastMetadata = try devices.camera.nextPreviewFrame(into: &cameraFrame, timeout: 0.1)
-            lastFrameAt = now()
-            frameDeliveredAt = lastFrameAt
-            if cameraError != nil { Log.info("camera is back: frames are flowing") }
-            cameraRestarts = 0
-            cameraError = nil
-        } catch CameraError.timeout {
-            if Double(now() - lastFrameAt) / 1e9 >= Self.frameTimeout { restartCamera(reason: "no frame for \(Int(Self.frameTimeout)) s") }
-            return
-        } catch {
-            restartCamera(reason: "\(error)")
+        let changed = fresh.changedKeys(from: config)
+        let later = changed.filter { !Config.reloadableKeys.contains($0) }
+        let applied = changed.filter { Config.reloadableKeys.contains($0) }
+        // Apply the live ones; keep the rest as they run now.
+        var next = config
+        next.storage.reserveMB = fresh.storage.reserveMB
+        next.capture = fresh.capture
+        next.license = fresh.license
+        next.snapshot = fresh.snapshot
+        next.defaults = fresh.defaults
+        config = next
+        storage.reserveBytes = Int64(next.storage.reserveMB) * 1_048_576
+        captures.reconfigure(capacity: next.capture.queueLength, heic: Self.heicOptions(next))
+        state.defaultIntensity = next.defaults.intensity / 100
+        if applied.contains(where: { $0.hasPrefix("license.") }) { licensed = Self.checkLicense(next) }
+        settingsStore.retry()
+        guard !changed.isEmpty else {
+            Log.info("reloaded \(path): nothing changed")
             return
         }
-        compose(fromCamera: true)
-    }
-
-    private func restartCamera(reason: String) {
-        devices.camera.stop()
-        cameraRunning = false
-        cameraRestarts += 1
-        cameraError = reason
-        if cameraRestarts <= Self.maxQuickRestarts {
-            Log.warning("camera: \(reason); restarting (attempt \(cameraRestarts) of \(Self.maxQuickRestarts))")
-            nextCameraAttempt = 0
-        } else {
-            Log.error("camera: \(reason); retrying every \(Int(Self.retryDelay)) s")
-            nextCameraAttempt = now() + UInt64(Self.retryDelay * 1e9)
-        }
+        var parts: [String] = []
+        if !applied.isEmpty { parts.append("applied \(applied.joined(separator: ", "))") }
+        if !later.isEmpty { parts.append("needs a restart to take effect: \(later.joined(separator: ", "))") }
+        Log.info("reloaded \(path): " + parts.joined(separator: "; "))
     }
 
     // MARK: Preview
 
-    private func compose(fromCamera: Bool) {
-        adoptCompiledLook()
-        let rate = analyzer.grainRate
-        let grainFrame = grainClock.advance(rate: rate)
-        if let renderer {
-            cameraFrame.pixels.withUnsafeBufferPointer { src in
-                composed.pixels.withUnsafeMutableBufferPointer { dst in
-                    renderer.render(source: src.baseAddress!, destination: dst.baseAddress!, grainFrame: grainFrame,
-                                    threads: cores, intensity: state.intensity)
-                }
-            }
-        } else {
-            composed.pixels.withUnsafeMutableBufferPointer { dst in
-                cameraFrame.pixels.withUnsafeBufferPointer { src in dst.baseAddress!.update(from: src.baseAddress!, count: src.count) }
-            }
-        }
-        overlay.draw(overlayModel(), on: &composed)
-        show()
-    }
-
-    private func composeWithoutCamera() {
-        composed.pixels.withUnsafeMutableBufferPointer { $0.update(repeating: 16) }
-        overlay.draw(overlayModel(), on: &composed)
-        show()
-    }
-
-    private func show() {
-        do { try devices.display.show(composed) } catch {
-            guard !(devices.display is HeadlessDisplay),
-                  let headless = try? HeadlessDisplay(width: composed.width, height: composed.height) else { return }
-            Log.error("display \(devices.display.name): \(error); continuing headless")
-            devices.display = headless
-        }
-    }
-
-    /// Moves the preview onto a display that appeared while it was headless.
-    private func lookForDisplay() {
-        guard devices.display is HeadlessDisplay, let find = devices.findDisplay else { return }
-        let t = now()
-        guard t >= nextDisplayProbe else { return }
-        nextDisplayProbe = t + UInt64(Self.displayProbeInterval * 1e9)
-        guard let found = find() else { return }
-        Log.info("display: \(found.display.name) (\(found.display.width)×\(found.display.height)) found; preview resumed on it")
-        devices.display = found.display
-        let present = Set(devices.inputs.map { ObjectIdentifier(type(of: $0)) })
-        devices.inputs += found.inputs.filter { !present.contains(ObjectIdentifier(type(of: $0))) }
-        resizePreview(width: found.display.width, height: found.display.height)
-    }
-
-    /// New preview buffers for a display of another size; the camera restarts at that size.
-    private func resizePreview(width: Int, height: Int) {
-        guard width != composed.width || height != composed.height else { return }
-        cameraFrame = RGBImage(width: width, height: height)
-        composed = RGBImage(width: width, height: height)
-        overlay = OverlayRenderer(width: width, height: height)
-        if let look = renderer?.look { renderer = FilmRenderer(look: look, width: width, height: height) }
-        if cameraRunning {
-            devices.camera.stop()
-            cameraRunning = false
-            startCamera()
+    private func previewFrame() {
+        switch pipeline.withCameraFrame({ supervisor.nextFrame(into: &$0) }) {
+        case .frame:
+            pipeline.render(intensity: state.intensity, grainRate: analyzer.grainRate, overlay: overlayModel())
+        case .waiting:
+            break
+        case .down:
+            // Keep the screen and the socket alive; the supervisor retries now and then.
+            pipeline.renderWithoutCamera(overlay: overlayModel())
+            usleep(33_000)
         }
     }
 
@@ -355,8 +242,17 @@ public final class Controller: @unchecked Sendable {
 
     private var watermarked: Bool { currentPreset.tier == .pro && !licensed }
 
+    private var cameraControls: CameraControls {
+        CameraControls(ev: state.ev, focusPoint: state.focusPoint, aeLocked: state.aeLocked, afLocked: state.afLocked)
+    }
+
+    /// The bytes the next photo is expected to take.
+    private var expectedPhotoBytes: Int64 {
+        let lens = supervisor.currentLens
+        return sizeEstimate.bytes(pixels: (lens?.stillWidth ?? 4056) * (lens?.stillHeight ?? 3040), keepOriginal: config.capture.keepOriginal)
+    }
+
     func overlayModel() -> OverlayModel {
-        let t = now()
         var model = OverlayModel()
         model.grid = state.grid
         model.ev = state.ev
@@ -364,86 +260,84 @@ public final class Controller: @unchecked Sendable {
         model.shutterMarkerVisible = state.onboardingDone
         model.dial = state.dial == .ev ? .ev : .intensity
         model.intensity = state.intensity
-        model.intensityVisible = state.dial == .intensity || t < intensityVisibleUntil
+        model.intensityVisible = state.dial == .intensity || !intensityVisibleUntil.hasPassed
         model.presetName = currentPreset.name
         model.isPro = currentPreset.tier == .pro
-        model.lensLabel = devices.camera.lenses.indices.contains(state.lensIndex) ? devices.camera.lenses[state.lensIndex].label : ""
+        model.lensLabel = supervisor.currentLens?.label ?? ""
         model.aeLocked = state.aeLocked
         model.afLocked = state.afLocked
         model.focusPoint = state.focusPoint
         model.mode = state.mode == .photo ? .photo : .video
-        model.shotsRemaining = storage.shotsRemaining(bytesPerPhoto: 4_000_000)
+        model.shotsRemaining = storage.shotsRemaining(bytesPerPhoto: expectedPhotoBytes)
         model.shutterOnRight = state.handedness == .right
         model.watermark = watermarked
-        if let text = takeAsyncBanner() { banner = (text, t + 3_000_000_000) }
-        if let error = cameraError, !cameraRunning || cameraRestarts > 0 {
-            model.banner = "No camera: \(error)"
-        } else if let b = banner, t < b.until {
+        if let text = supervisor.banner {
+            model.banner = text
+        } else if let b = banner, !b.until.hasPassed {
             model.banner = b.text
         }
         model.prompt = state.onboardingDone ? nil : "Press the button you want as shutter"
         return model
     }
 
-    private func takeAsyncBanner() -> String? {
-        let (text, saved, path) = bannerBox.take(lock: asyncLock)
-        savedPhotos += saved
-        if let path { lastPhoto = path }
-        return text
-    }
-
-    /// Compiles the current look on a background queue; the preview keeps the old one meanwhile.
-    private func compileLook() {
-        let preset = currentPreset
-        guard compiling != preset.id else { return }
-        compiling = preset.id
-        let previous = renderer?.look.grainTexture
-        compileQueue.async { [lookLock] in
-            let look = FilmLook(preset: preset, settings: RenderSettings(ev: 0, intensity: 1), reusing: previous)
-            lookLock.lock()
-            self.compiledLook = look
-            lookLock.unlock()
-        }
-    }
-
-    private func adoptCompiledLook() {
-        lookLock.lock()
-        let look = compiledLook
-        compiledLook = nil
-        lookLock.unlock()
-        if let look {
-            renderer = FilmRenderer(look: look, width: composed.width, height: composed.height)
-        }
-    }
-
     private func setBanner(_ text: String) {
-        banner = (text, now() + 3_000_000_000)
+        banner = (text, .after(seconds: 3))
     }
 
-    // MARK: Input
-
-    /// Applies one input event (from the display, GPIO, or the socket).
-    public func handle(_ event: InputEvent) {
-        let effects = rules.apply(event, to: &state)
-        for effect in effects {
-            switch effect {
-            case .capture:
-                if case .failure(let error) = capture() { setBanner(error.message) }
-            case .switchLens:
-                devices.camera.stop()
-                cameraRunning = false
-                Log.info("lens \(state.lensIndex): \(devices.camera.lenses[state.lensIndex].label)")
-                startCamera()
-            case .cameraControls:
-                devices.camera.setControls(cameraControls)
-            case .lookChanged:
-                compileLook()
-                intensityVisibleUntil = now() + 1_500_000_000
-            case .intensityChanged:
-                intensityVisibleUntil = now() + 1_500_000_000
-            case .settingsChanged:
-                saveSettings()
+    private func takeCaptureReports() {
+        for report in reports.take() {
+            switch report {
+            case .saved(let path, let bytes, let pixels):
+                savedPhotos += 1
+                lastPhoto = path
+                sizeEstimate.learn(bytes: bytes, pixels: pixels)
+            case .lost:
+                setBanner("Photo not saved")
             }
+        }
+    }
+
+    // MARK: Commands and their effects
+
+    /// What carrying out a command gave: the photo's path for a capture, or why it was refused.
+    struct CommandResult {
+        var refusal: String?
+        var photoPath: String?
+    }
+
+    /// Applies one command (from the display, GPIO, touch, keys or the socket) through the
+    /// rules and carries out its effects. The one way the state changes.
+    @discardableResult
+    func perform(_ command: Command) -> CommandResult {
+        let outcome = rules.apply(command, to: &state)
+        var result = CommandResult(refusal: outcome.refusal)
+        for effect in outcome.effects {
+            carryOut(effect, &result)
+            effectObserver?(effect)
+        }
+        return result
+    }
+
+    private func carryOut(_ effect: Effect, _ result: inout CommandResult) {
+        switch effect {
+        case .capture:
+            switch capture() {
+            case .success(let path): result.photoPath = path
+            case .failure(let refusal):
+                setBanner(refusal.message)
+                result.refusal = refusal.message
+            }
+        case .switchLens:
+            supervisor.switchLens(to: state.lensIndex)
+        case .cameraControls:
+            supervisor.setControls(cameraControls)
+        case .lookChanged:
+            pipeline.requestLook(currentPreset)
+            intensityVisibleUntil = .after(seconds: 1.5)
+        case .intensityChanged:
+            intensityVisibleUntil = .after(seconds: 1.5)
+        case .settingsChanged:
+            saveSettings()
         }
     }
 
@@ -458,179 +352,146 @@ public final class Controller: @unchecked Sendable {
 
     struct Refusal: Error { let message: String }
 
-    /// Takes a photo: reserves its file, grabs the still, queues it. Refuses (with the reason)
-    /// when the queue is full or storage is full.
+    /// Takes a photo: reserves its file and the space it will take, grabs the still, queues it.
+    /// Refuses (with the reason) when the queue is full or the photo would not fit.
     func capture() -> Result<String, Refusal> {
-        guard state.mode == .photo else {
-            return .failure(Refusal(message: "Video recording is not available yet"))
+        func refuse(_ message: String, log: String) -> Result<String, Refusal> {
+            if let line = refusalLog.admit("shutter refused: \(log)") { Log.warning(line) }
+            return .failure(Refusal(message: message))
         }
-        guard cameraRunning else { return .failure(Refusal(message: "No camera")) }
-        guard captures.pending < captures.capacity else {
-            Log.warning("shutter refused: \(captures.capacity) photos are still being saved")
-            return .failure(Refusal(message: "Busy: photo queue full"))
+        guard state.mode == .photo else { return .failure(Refusal(message: "Video recording is not available yet")) }
+        guard supervisor.running else { return .failure(Refusal(message: "No camera")) }
+        guard captures.hasRoom else {
+            return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
         }
+        let bytes = expectedPhotoBytes
         let path: String
-        do { path = try storage.reservePath() } catch {
-            Log.error("shutter refused: \(error)")
-            if case .full = error { return .failure(Refusal(message: "Storage full")) }
-            return .failure(Refusal(message: "Storage unavailable"))
+        do { path = try storage.reserve(bytes: bytes) } catch {
+            if case .full = error { return refuse("Storage full", log: "\(error)") }
+            return refuse("Storage unavailable", log: "\(error)")
         }
         let still: RGBImage, metadata: FrameMetadata
-        do { (still, metadata) = try devices.camera.captureStill() } catch {
+        do { (still, metadata) = try supervisor.captureStill() } catch {
+            storage.release(bytes: bytes)
             Log.error("\(path): still capture failed: \(error)")
             return .failure(Refusal(message: "Capture failed"))
         }
-        let job = CaptureJob(still: still, metadata: metadata, lens: devices.camera.lenses[state.lensIndex], preset: currentPreset,
-                             intensity: state.intensity, grainSeed: RenderSettings().grainSeed, grainFrame: grainClock.frame,
+        guard let lens = supervisor.currentLens else {
+            storage.release(bytes: bytes)
+            return .failure(Refusal(message: "No camera"))
+        }
+        var job = CaptureJob(still: still, metadata: metadata, lens: lens, preset: currentPreset,
+                             intensity: state.intensity, grainSeed: RenderSettings().grainSeed, grainFrame: pipeline.grainClock.frame,
                              orientation: analyzer.orientation, watermark: watermarked, path: path, date: Date(),
                              keepOriginal: config.capture.keepOriginal)
-        guard captures.submit(job) else { return .failure(Refusal(message: "Busy: photo queue full")) }
+        job.promisedBytes = bytes
+        guard captures.submit(job) else {
+            storage.release(bytes: bytes)
+            return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
+        }
         Log.info("shutter: \(path) (\(currentPreset.name), \(Int((state.intensity * 100).rounded())) %)")
         return .success(path)
     }
 
     private func readMotion() {
-        guard let motion = devices.motion else { return }
+        guard let sensor = motion else { return }
         do {
-            analyzer.add(try motion.read(), at: Double(now()) / 1e9)
+            analyzer.add(try sensor.read(), at: MonotonicClock.seconds())
         } catch {
-            Log.warning("motion sensor \(motion.name): \(error); dropped, grain at a constant rate")
-            devices.motion = nil
+            Log.warning("motion sensor \(sensor.name): \(error); dropped, grain at a constant rate")
+            motion = nil
         }
     }
-
-    private func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     // MARK: Control socket
 
-    /// Answers one control-socket request (runs on the loop via the mailbox).
-    func answer(_ request: ControlRequest) -> ControlReply {
-        func ok(_ fields: [String: ControlValue] = [:]) -> ControlReply { .success(fields) }
-        func fail(_ message: String) -> ControlReply { .failure(message) }
-        switch request {
-        case .status:
-            return ok(status())
-        case .capture:
-            switch capture() {
-            case .success(let path): return ok(["path": .string(path)])
-            case .failure(let refusal):
-                setBanner(refusal.message)
-                return fail(refusal.message)
-            }
-        case .preset(let name):
-            guard let preset = presets.first(where: { $0.id == name.lowercased() }) else {
-                return fail("unknown preset \"\(name)\"")
-            }
-            state.presetID = preset.id
-            compileLook()
-            saveSettings()
-            return ok(["preset": .string(preset.id)])
-        case .intensity(let percent):
-            state.intensity = percent / 100
-            intensityVisibleUntil = now() + 1_500_000_000
-            saveSettings()
-            return ok(["intensity": .int(Int((state.intensity * 100).rounded()))])
-        case .ev(let ev):
-            state.ev = CameraState.snapEV(ev)
-            devices.camera.setControls(cameraControls)
-            saveSettings()
-            return ok(["ev": .double(state.ev)])
-        case .lens(let index):
-            guard devices.camera.lenses.indices.contains(index) else {
-                return fail("lens \(index) does not exist (0…\(devices.camera.lenses.count - 1))")
-            }
-            if index != state.lensIndex {
-                state.lensIndex = index
-                handleLensSwitch()
-                saveSettings()
-            }
-            return ok(["lens": .int(index), "label": .string(devices.camera.lenses[index].label)])
-        case .mode(let mode):
-            state.mode = mode == .video ? .video : .photo
-            return ok(["mode": .string(state.mode.rawValue)])
-        case .grid(let on):
-            state.grid = on
-            saveSettings()
-            return ok(["grid": .bool(on)])
-        case .handedness(let h):
-            state.handedness = h
-            state.onboardingDone = true
-            saveSettings()
-            return ok(["handedness": .string(h.rawValue)])
-        case .snapshot(let path):
-            do {
-                try ImageWriter.write(composed, to: path, format: .png, replace: true)
-                return ok(["path": .string(path)])
-            } catch {
-                return fail("\(error)")
-            }
-        case .simulate(let fault, let seconds):
-            guard let sim = devices.simulated else { return fail("simulate needs the simulated camera (loopixd --simulate)") }
-            switch fault {
-            case .stall: sim.inject(seconds > 0 ? .stall(seconds: seconds) : .none)
-            case .disconnect: sim.inject(seconds > 0 ? .disappear : .none)
-            }
-            if fault == .disconnect && seconds > 0 {
-                // The camera comes back after `seconds`, as if replugged.
-                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { sim.inject(.none) }
-            }
-            Log.info("simulated camera: \(fault.rawValue) for \(seconds) s")
-            return ok(["fault": .string(fault.rawValue), "seconds": .double(seconds)])
+    /// Answers the requests the control server queued, oldest first; a request whose deadline
+    /// passed before it was reached was answered "busy" and is skipped, never carried out.
+    private func answerRequests() {
+        for pending in handle.takeRequests() where pending.claim() {
+            pending.answer(answer(pending.request))
         }
     }
 
-    private func handleLensSwitch() {
-        devices.camera.stop()
-        cameraRunning = false
-        Log.info("lens \(state.lensIndex): \(devices.camera.lenses[state.lensIndex].label)")
-        startCamera()
+    /// The reply to one control-socket request; every change goes through `perform`.
+    func answer(_ request: ControlRequest) -> ControlReply {
+        func reply(_ result: CommandResult, _ fields: @autoclosure () -> [String: JSONValue]) -> ControlReply {
+            if let refusal = result.refusal { return .failure(refusal) }
+            return .success(fields())
+        }
+        switch request {
+        case .status:
+            return .success(status())
+        case .capture:
+            let result = perform(.input(.shutter))
+            return reply(result, ["path": .string(result.photoPath ?? "")])
+        case .preset(let name):
+            let id = name.lowercased()
+            return reply(perform(.selectPreset(id)), ["preset": .string(id)])
+        case .intensity(let percent):
+            return reply(perform(.setIntensity(percent / 100)), ["intensity": .int(Int((state.intensity * 100).rounded()))])
+        case .ev(let ev):
+            return reply(perform(.setEV(ev)), ["ev": .number(state.ev)])
+        case .lens(let index):
+            let result = perform(.selectLens(index))
+            return reply(result, ["lens": .int(index), "label": .string(supervisor.currentLens?.label ?? "")])
+        case .mode(let mode):
+            return reply(perform(.setMode(mode == .video ? .video : .photo)), ["mode": .string(state.mode.rawValue)])
+        case .grid(let on):
+            return reply(perform(.setGrid(on)), ["grid": .bool(state.grid)])
+        case .handedness(let h):
+            return reply(perform(.setHandedness(h)), ["handedness": .string(state.handedness.rawValue)])
+        case .snapshot(let path):
+            do { try Snapshot.write(pipeline.composed, to: path, allowed: config.snapshot.directories) } catch {
+                return .failure("snapshot: \(error)")
+            }
+            return .success(["path": .string(path)])
+        case .simulate(let fault, let seconds):
+            guard let faults else { return .failure("simulate needs the simulated camera (loopixd --simulate)") }
+            switch fault {
+            case .stall: faults.inject(seconds > 0 ? .stall(seconds: seconds) : .none)
+            case .disconnect: faults.inject(seconds > 0 ? .disappear : .none)
+            }
+            if fault == .disconnect && seconds > 0 {
+                // The camera comes back after `seconds`, as if replugged.
+                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { faults.inject(.none) }
+            }
+            Log.info("simulated camera: \(fault.rawValue) for \(seconds) s")
+            return .success(["fault": .string(fault.rawValue), "seconds": .number(seconds)])
+        }
     }
 
-    /// Frames arrived within the last second.
-    private var cameraHealthy: Bool { cameraRunning && frameDeliveredAt > 0 && now() - frameDeliveredAt < 1_000_000_000 }
-
-    private func status() -> [String: ControlValue] {
-        var s: [String: ControlValue] = [
+    private func status() -> [String: JSONValue] {
+        var s: [String: JSONValue] = [
             "preset": .string(state.presetID), "presetName": .string(currentPreset.name), "tier": .string(currentPreset.tier.rawValue),
-            "intensity": .int(Int((state.intensity * 100).rounded())), "ev": .double(state.ev), "lens": .int(state.lensIndex),
-            "lenses": .array(devices.camera.lenses.map { .string($0.label) }), "mode": .string(state.mode.rawValue),
+            "intensity": .int(Int((state.intensity * 100).rounded())), "ev": .number(state.ev), "lens": .int(state.lensIndex),
+            "lenses": .array(supervisor.lenses.map { .string($0.label) }), "mode": .string(state.mode.rawValue),
             "grid": .bool(state.grid), "handedness": .string(state.handedness.rawValue), "aeLocked": .bool(state.aeLocked),
             "afLocked": .bool(state.afLocked), "queue": .int(captures.pending), "saved": .int(savedPhotos), "licensed": .bool(licensed),
-            "onboardingDone": .bool(state.onboardingDone), "camera": .string(cameraHealthy ? "ok" : (cameraError ?? "waiting for frames")),
-            "display": .string(devices.display.name), "watermark": .bool(watermarked),
+            "onboardingDone": .bool(state.onboardingDone), "camera": .string(supervisor.statusText),
+            "display": .string(pipeline.display.name), "watermark": .bool(watermarked),
         ]
         if let lastPhoto { s["lastPhoto"] = .string(lastPhoto) }
-        if let shots = storage.shotsRemaining(bytesPerPhoto: 4_000_000) { s["shotsRemaining"] = .int(shots) }
+        if let shots = storage.shotsRemaining(bytesPerPhoto: expectedPhotoBytes) { s["shotsRemaining"] = .int(shots) }
         return s
     }
 }
 
-/// Results of the capture queue handed to the loop (written on the capture thread).
-final class AsyncBannerBox: @unchecked Sendable {
-    private var text: String?
-    private var saved = 0
-    private var lastPath: String?
-
-    func set(_ t: String, lock: NSLock) {
-        lock.lock()
-        text = t
-        lock.unlock()
+/// What the capture queue tells the controller (written on the capture thread, taken on the
+/// controller's).
+final class CaptureReports: Sendable {
+    enum Report {
+        case saved(path: String, bytes: Int64, pixels: Int)
+        case lost
     }
+    private let reports = Locked<[Report]>([])
 
-    func saved(_ path: String, lock: NSLock) {
-        lock.lock()
-        saved += 1
-        lastPath = path
-        lock.unlock()
-    }
+    func add(_ report: Report) { reports.withLock { $0.append(report) } }
 
-    func take(lock: NSLock) -> (String?, Int, String?) {
-        lock.lock()
-        defer {
-            text = nil
-            saved = 0
-            lock.unlock()
+    func take() -> [Report] {
+        reports.withLock { r in
+            defer { r.removeAll() }
+            return r
         }
-        return (text, saved, lastPath)
     }
 }

@@ -1,11 +1,13 @@
+import BoardIO
 import Camera
+import ControlProtocol
 import Controls
 import Dispatch
 import Display
 import FilmCore
 import Foundation
-import GPIO
 import ImageFiles
+import System
 
 /// `loopixd`: parses its arguments, picks the devices, runs the controller until SIGTERM or
 /// SIGINT (queued photos are finished first), reloads the configuration on SIGHUP.
@@ -53,6 +55,9 @@ public enum Daemon {
             return 2
         }
         if checkOnly {
+            let problems = config.environmentProblems()
+            for problem in problems { Log.error(problem) }
+            guard problems.isEmpty else { return 1 }
             print("\(config.source): configuration is valid")
             return 0
         }
@@ -74,8 +79,25 @@ public enum Daemon {
                 return 1
             }
         }
+        // One daemon per state directory: a second one stops here, before it touches the
+        // settings, the photo counter or the socket.
+        let instanceLock: InstanceLock
+        do { instanceLock = try InstanceLock(stateDirectory: config.state.directory) } catch {
+            Log.error("\(error)")
+            return 1
+        }
+        // The socket next: "already listening" ends a second daemon before anything else.
+        let handle = ControllerHandle()
+        let server: ControlServer
+        do {
+            server = try ControlServer(path: config.socket.path, group: config.socket.group) { handle.submit($0) }
+        } catch {
+            Log.error("\(error)")
+            return 1
+        }
+
         let camera: CameraSource
-        var simulated: SimulatedCamera?
+        var faults: FaultInjectable?
         if let hardware {
             camera = hardware
             Log.info("camera: libcamera \(LibcameraManager.version): " +
@@ -85,7 +107,7 @@ public enum Daemon {
             let sim = SimulatedCamera(stillWidth: config.camera.simulatedStillWidth, stillHeight: config.camera.simulatedStillHeight,
                                       photosDirectory: config.camera.photosDirectory, photoLoader: { try ImageReader.read(path: $0) })
             camera = sim
-            simulated = sim
+            faults = sim
         }
 
         let display: DisplaySink
@@ -95,22 +117,11 @@ public enum Daemon {
         }
         let (inputs, motion) = makeHardwareInputs(config)
         let controller = Controller(config: config, configPath: configPath,
-                                    devices: .init(camera: camera, simulated: simulated, display: display, motion: motion,
+                                    devices: .init(camera: camera, faults: faults, display: display, motion: motion,
                                                    inputs: inputs + makeInputs(config, display: display),
-                                                   findDisplay: displayFinder(config, headless: headless)))
-
-        let server: ControlServer
-        do {
-            server = try ControlServer(path: config.socket.path, group: config.socket.group) { request in
-                let timeout = request.answerTimeout
-                return controller.mailbox.call(timeout: timeout) { controller.answer(request) }
-                    ?? .failure("busy: the daemon did not answer in \(Int(timeout)) s")
-            }
-            server.start()
-        } catch {
-            Log.error("\(error)")
-            return 1
-        }
+                                                   findDisplay: displayFinder(config, headless: headless)),
+                                    handle: handle)
+        server.start()
         Log.info("control socket at \(config.socket.path); take a photo with: loopix ctl capture")
 
         signal(SIGTERM, SIG_IGN)
@@ -122,7 +133,7 @@ public enum Daemon {
         for sig in [SIGTERM, SIGINT, SIGHUP] {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
             source.setEventHandler {
-                if sig == SIGHUP { controller.requestReload() } else { controller.requestStop() }
+                if sig == SIGHUP { handle.requestReload() } else { handle.requestStop() }
             }
             source.resume()
             sources.append(source)
@@ -131,6 +142,7 @@ public enum Daemon {
         server.close()
         controller.shutdown(timeout: 60)
         sources.forEach { $0.cancel() }
+        withExtendedLifetime(instanceLock) {}
         Log.info("stopped")
         return 0
     }
@@ -203,7 +215,7 @@ public enum Daemon {
             settings.debounceMilliseconds = plan.debounceMs
             settings.transitionsPerDetent = plan.transitionsPerDetent
             settings.acceleration = plan.acceleration ? EncoderAcceleration() : .none
-            let input = try ButtonInput(settings, warn: { Log.warning($0) })
+            let input = try ButtonInput(settings)
             Log.info("GPIO: \(board.name), \(chip.label) (\(chip.path)), libgpiod \(GPIOChipInfo.libgpiodVersion), \(plan.pins.count) lines")
             return [input]
         } catch {
@@ -219,7 +231,7 @@ public enum Daemon {
         if wantsKMS(config, headless: headless) {
             if backend == .kms || KMSDisplay.connectedDisplayExists(cards: config.display.kms.cards) {
                 do {
-                    let kms = try KMSDisplay(config.display.kms, log: { Log.warning($0) })
+                    let kms = try KMSDisplay(config.display.kms)
                     Log.info("display: \(kms.name), \(kms.width)×\(kms.height), rotation \(config.display.rotation.degrees)°")
                     return kms
                 } catch {
@@ -260,7 +272,7 @@ public enum Daemon {
         return {
             guard KMSDisplay.connectedDisplayExists(cards: config.display.kms.cards) else { return nil }
             do {
-                let kms = try KMSDisplay(config.display.kms, log: { Log.warning($0) })
+                let kms = try KMSDisplay(config.display.kms)
                 lastError = ""
                 return (kms, makeInputs(config, display: kms))
             } catch {
@@ -275,6 +287,27 @@ public enum Daemon {
     /// brings its own keyboard and mouse.
     static func makeInputs(_ config: Config, display: DisplaySink) -> [InputSource] {
         guard display is KMSDisplay else { return [] }
-        return [EvdevInput(rotation: config.display.rotation, log: { Log.info($0) })]
+        return [EvdevInput(rotation: config.display.rotation)]
+    }
+}
+
+/// Holds `loopixd.lock` in the state directory (an `flock`) for the daemon's lifetime, so that
+/// a second daemon on the same state directory stops before touching anything.
+final class InstanceLock {
+    private let fd: FileDescriptor
+
+    init(stateDirectory: String) throws(SystemError) {
+        let path = stateDirectory + "/loopixd.lock"
+        do { try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true) } catch {
+            throw SystemError(stateDirectory, "create the state directory", Errno(EACCES))
+        }
+        do { fd = try .open(path, O_RDWR | O_CREAT, mode: 0o644) } catch { throw SystemError(path, "open the instance lock", error) }
+        guard flock(fd.rawValue, LOCK_EX | LOCK_NB) == 0 else {
+            let e = Errno.current
+            if e == .wouldBlock {
+                throw SystemError(path, "lock it: another loopixd is running with state directory \(stateDirectory)", e)
+            }
+            throw SystemError(path, "lock it", e)
+        }
     }
 }

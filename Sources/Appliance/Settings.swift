@@ -1,15 +1,12 @@
+import ControlProtocol
 import Foundation
 import ImageFiles
-
-/// Which hand holds the camera: decides which side button is the shutter and where the
-/// on-screen controls sit.
-public enum Handedness: String, Codable, Sendable, Equatable, CaseIterable {
-    case left, right
-}
+import StrictJSON
+import System
 
 /// What the user changed and the camera remembers across restarts (`settings.json` in the
 /// state directory). Versioned: a file of another version is moved aside, never misread.
-public struct Settings: Codable, Equatable, Sendable {
+public struct Settings: Equatable, Sendable {
     public static let currentVersion = 1
 
     public var version: Int = Settings.currentVersion
@@ -48,17 +45,6 @@ public struct Settings: Codable, Equatable, Sendable {
     public func intensity(for preset: String, fallback: Double = 1) -> Double {
         intensities[preset] ?? fallback
     }
-
-    /// The first value that a well-formed file cannot hold, as "field: problem"; nil if all fine.
-    func invalidField() -> String? {
-        if !ControlRequest.isValidPresetID(preset) { return "preset: \"\(preset)\" is not a preset id" }
-        for (id, v) in intensities.sorted(by: { $0.key < $1.key }) where !(0...1).contains(v) || !ControlRequest.isValidPresetID(id) {
-            return "intensities.\(id): \(v) is not an intensity for a preset id (0…1)"
-        }
-        if !(0...15).contains(lensIndex) { return "lensIndex: \(lensIndex) is out of range (allowed 0…15)" }
-        if !(-3...3).contains(ev) { return "ev: \(ev) is out of range (allowed -3…3)" }
-        return nil
-    }
 }
 
 /// A settings file that could not be written: the path and the problem.
@@ -73,33 +59,34 @@ public struct SettingsError: Error, Equatable, CustomStringConvertible {
 /// file, never half of one. Loading never fails: a missing file gives the defaults; a corrupt
 /// file, a file of another version or one with impossible values is renamed to
 /// `settings.json.bad-<UTC timestamp>` and the defaults are used, with a warning for the log.
-/// Not thread-safe: the daemon calls it from its one state owner.
-public struct SettingsStore: Sendable {
+/// A path that cannot hold the file (a directory in its place, a read-only or missing state
+/// directory) is reported once; saving is then not tried again until `retry()` (SIGHUP).
+/// Not thread-safe: the daemon saves from one queue.
+public final class SettingsStore: Sendable {
     public static let fileName = "settings.json"
     public let directory: String
     public var path: String { (directory as NSString).appendingPathComponent(Self.fileName) }
+    /// Why saving is off, once it failed for a reason that retrying will not cure.
+    private let broken = Locked<String?>(nil)
 
     public init(directory: String) {
         self.directory = directory
     }
 
-    /// The saved settings, or `defaults`; `warning` is one line to log when a bad file was moved aside
-    /// (or could not be read).
+    /// The saved settings, or `defaults`; `warning` is one line to log when a bad file was moved
+    /// aside (or could not be read).
     public func load(defaults: Settings) -> (settings: Settings, warning: String?) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-            if underlying?.code == Int(ENOENT) || (error as NSError).code == NSFileReadNoSuchFileError {
-                return (defaults, nil)
-            }
-            return (defaults, "\(path): cannot be read (\(underlying.map { String(cString: strerror(Int32($0.code))) } ?? "\(error)")); using the default settings")
+        let bytes: [UInt8]
+        switch Self.read(path) {
+        case .success(let b): bytes = b
+        case .failure(let e) where e == .noSuchFile: return (defaults, nil)
+        case .failure(let e):
+            return (defaults, "\(path): cannot be read (\(e)); using the default settings")
         }
         let problem: String
-        switch Self.decode(data) {
+        switch Self.decode(bytes) {
         case .success(let settings): return (settings, nil)
-        case .failure(let p): problem = p.reason
+        case .failure(let p): problem = p.message
         }
         let stamp = Self.timestamp(Date())
         var aside = "\(path).bad-\(stamp)"
@@ -109,58 +96,86 @@ public struct SettingsStore: Sendable {
             aside = "\(path).bad-\(stamp)-\(n)"
         }
         if rename(path, aside) != 0 {
-            let e = String(cString: strerror(errno))
-            return (defaults, "\(path): \(problem); could not move it aside (\(e)); using the default settings")
+            return (defaults, "\(path): \(problem); could not move it aside (\(Errno.current)); using the default settings")
         }
         return (defaults, "\(path): \(problem); moved to \((aside as NSString).lastPathComponent), using the default settings")
     }
 
-    /// Writes `settings` atomically, replacing the previous file.
-    public func save(_ settings: Settings) throws(SettingsError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let bytes: [UInt8]
-        do {
-            bytes = Array(try encoder.encode(settings)) + [0x0A]
-        } catch {
-            throw SettingsError(path: path, message: "cannot encode the settings (\(error))")
+    /// Reads a whole small file, saying why not as an errno.
+    private static func read(_ path: String) -> Result<[UInt8], Errno> {
+        let fd: FileDescriptor
+        do { fd = try .open(path, O_RDONLY) } catch { return .failure(error) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        let raw = fd.rawValue
+        while out.count < 1 << 20 {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(raw, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failure(Errno.current)
+            }
+            if n == 0 { break }
+            out += chunk[0..<n]
         }
+        return .success(out)
+    }
+
+    /// Writes `settings` atomically, replacing the previous file. After a failure that will
+    /// not cure itself (`EISDIR`, `EACCES`, `EROFS`, `ENOENT`, `ENOTDIR`) it does nothing until
+    /// `retry()`; the first such failure is the one thrown.
+    public func save(_ settings: Settings) throws(SettingsError) {
+        if broken.withLock({ $0 }) != nil { return }
+        let bytes = Array((settings.json.serialized(.pretty) + "\n").utf8)
         do {
             try AtomicFile.write(bytes, to: path, replace: true)
         } catch {
-            throw SettingsError(path: path, message: "cannot be written (\(error))")
+            let permanent = [EISDIR, EACCES, EROFS, ENOENT, ENOTDIR, EPERM].contains((error as? ImageFileError)?.errno ?? 0)
+            let message = "cannot be written (\(error))" + (permanent ? "; settings are kept in memory only until this is fixed (then send SIGHUP)" : "")
+            if permanent { broken.withLock { $0 = message } }
+            throw SettingsError(path: path, message: message)
         }
     }
 
-    static func decode(_ data: Data) -> Result<Settings, LoopixJSON.Problem> {
-        let object: [String: Any]
-        switch LoopixJSON.object(data) {
-        case .success(let o): object = o
-        case .failure(let problem): return .failure(LoopixJSON.Problem(reason: "is corrupt (\(problem.reason))"))
-        }
-        guard let v = object["version"] else { return .failure(LoopixJSON.Problem(reason: "is corrupt (no version)")) }
-        guard let version = LoopixJSON.integer(v) else { return .failure(LoopixJSON.Problem(reason: "is corrupt (version is not a whole number)")) }
-        guard version == Settings.currentVersion else {
-            return .failure(LoopixJSON.Problem(reason: "has version \(version), which this Loopix does not read (it reads \(Settings.currentVersion))"))
-        }
-        let settings: Settings
-        do {
-            settings = try JSONDecoder().decode(Settings.self, from: data)
+    /// Tries saving again after a permanent failure (the configuration was reloaded).
+    public func retry() { broken.withLock { $0 = nil } }
+
+    /// Why a settings file was not used: "is corrupt (ev: 7 is out of range …)", "has version 9, …".
+    struct Problem: Error { let message: String }
+
+    static func decode(_ bytes: [UInt8]) -> Result<Settings, Problem> {
+        do throws(FieldError) {
+            let object = try FieldError.parseObject(bytes, source: "settings")
+            var r = JSONFields(object) { field, message in FieldError(source: "settings", field: field, message: message) }
+            guard let version = try r.integer("version", in: Int.min...Int.max) else { throw r.fail("version", "is missing") }
+            guard version == Settings.currentVersion else {
+                return .failure(Problem(message: "has version \(version), which this Loopix does not read (it reads \(Settings.currentVersion))"))
+            }
+            var intensities: [String: Double] = [:]
+            switch try r.required("intensities") {
+            case .object(let table):
+                for (id, value) in table.members {
+                    guard ControlRequest.isValidPresetID(id) else { throw r.fail("intensities.\(id)", "is not a preset id") }
+                    intensities[id] = try JSONFields<FieldError>.number(value, in: 0...1, at: "intensities.\(id)", fail: r.fail)
+                }
+            case let other: throw r.fail("intensities", "must be an object of preset id → intensity, not \(other.kind)")
+            }
+            let preset = try r.string("preset")
+            guard ControlRequest.isValidPresetID(preset) else { throw r.fail("preset", "\(JSONValue.quote(preset)) is not a preset id") }
+            // Every field is written every time: one that is missing means a damaged file.
+            func need<T>(_ value: T?, _ key: String) throws(FieldError) -> T {
+                guard let value else { throw r.fail(key, "is missing") }
+                return value
+            }
+            let settings = Settings(preset: preset, intensities: intensities,
+                                    lensIndex: try need(r.integer("lensIndex", in: 0...15), "lensIndex"),
+                                    ev: try need(r.number("ev", in: -3...3), "ev"),
+                                    grid: try need(r.bool("grid"), "grid"),
+                                    handedness: try need(r.choice("handedness", Handedness.self), "handedness"),
+                                    onboardingDone: try need(r.bool("onboardingDone"), "onboardingDone"))
+            try r.rejectUnknown()
+            return .success(settings)
         } catch {
-            return .failure(LoopixJSON.Problem(reason: "is corrupt (\(Self.describe(error)))"))
-        }
-        if let invalid = settings.invalidField() { return .failure(LoopixJSON.Problem(reason: "is corrupt (\(invalid))")) }
-        return .success(settings)
-    }
-
-    private static func describe(_ error: Error) -> String {
-        guard let e = error as? DecodingError else { return "\(error)" }
-        func key(_ path: [CodingKey]) -> String { path.map(\.stringValue).joined(separator: ".") }
-        switch e {
-        case .keyNotFound(let k, let c): return "\(key(c.codingPath + [k])) is missing"
-        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c):
-            return "\(key(c.codingPath)) has the wrong type or value"
-        @unknown default: return "cannot be decoded"
+            return .failure(Problem(message: "is corrupt (\(error.field.isEmpty ? error.message : "\(error.field): \(error.message)"))"))
         }
     }
 
@@ -170,5 +185,18 @@ public struct SettingsStore: Sendable {
         f.timeZone = TimeZone(identifier: "UTC")
         f.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
         return f.string(from: date)
+    }
+}
+
+extension Settings {
+    /// The file's JSON.
+    var json: JSONValue {
+        var table = JSONObject()
+        for (id, v) in intensities.sorted(by: { $0.key < $1.key }) { table[id] = .number(v) }
+        return .object(JSONObject([
+            ("version", .int(version)), ("preset", .string(preset)), ("intensities", .object(table)),
+            ("lensIndex", .int(lensIndex)), ("ev", .number(ev)), ("grid", .bool(grid)),
+            ("handedness", .string(handedness.rawValue)), ("onboardingDone", .bool(onboardingDone)),
+        ]))
     }
 }

@@ -54,6 +54,9 @@ struct CLibcameraShim_Camera {
     Stream *still = nullptr;
     std::vector<std::unique_ptr<Request>> requests;
     std::map<const FrameBuffer *, Mapping> mappings;
+    // The buffer whose CPU read was opened (DMA_BUF_SYNC_START) for each request handed out,
+    // so that releasing it closes exactly that read. Touched by the caller's thread only.
+    std::map<uint64_t, const FrameBuffer *> reading;
     std::mutex mutex;
     std::condition_variable ready;
     std::deque<Request *> completed;
@@ -129,6 +132,7 @@ struct CLibcameraShim_Camera {
             if (entry.second.address) munmap(entry.second.address, entry.second.length);
         }
         mappings.clear();
+        reading.clear();
     }
 
     void freeBuffers() {
@@ -420,6 +424,7 @@ int CLibcameraShim_waitFrame(CLibcameraShim_Camera *c, int timeoutMs, CLibcamera
         return -EIO;
     }
     syncDmabuf(it->second.fd, true);
+    c->reading[out->cookie] = buffer;
     out->data = it->second.address + it->second.dataOffset;
     out->length = it->second.dataLength;
     out->sequence = buffer->metadata().sequence;
@@ -444,9 +449,11 @@ int CLibcameraShim_waitFrame(CLibcameraShim_Camera *c, int timeoutMs, CLibcamera
 int CLibcameraShim_releaseFrame(CLibcameraShim_Camera *c, uint64_t cookie) {
     if (!c || cookie >= c->requests.size()) return -EINVAL;
     Request *request = c->requests[size_t(cookie)].get();
-    for (const auto &entry : request->buffers()) {
-        auto it = c->mappings.find(entry.second);
+    auto open = c->reading.find(cookie);
+    if (open != c->reading.end()) {
+        auto it = c->mappings.find(open->second);
         if (it != c->mappings.end()) syncDmabuf(it->second.fd, false);
+        c->reading.erase(open);
     }
     {
         std::lock_guard<std::mutex> lock(c->mutex);

@@ -81,7 +81,8 @@ int CLoopixDRM_connector_status(int fd, uint32_t connector_id) {
     return r < 0 ? r : (int)req.connection;
 }
 
-int64_t CLoopixDRM_monotonic_usec(void) {
+// clock_gettime(CLOCK_MONOTONIC) in microseconds, for the flip wait below.
+static int64_t monotonic_usec(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
@@ -89,9 +90,9 @@ int64_t CLoopixDRM_monotonic_usec(void) {
 
 int CLoopixDRM_wait_flip(int fd, int timeout_ms, uint64_t *user_data,
                          int64_t *usec, uint32_t *sequence) {
-    int64_t deadline = CLoopixDRM_monotonic_usec() + (int64_t)timeout_ms * 1000;
+    int64_t deadline = monotonic_usec() + (int64_t)timeout_ms * 1000;
     for (;;) {
-        int64_t left = (deadline - CLoopixDRM_monotonic_usec()) / 1000;
+        int64_t left = (deadline - monotonic_usec()) / 1000;
         if (left < 0) left = 0;
         struct pollfd p = { .fd = fd, .events = POLLIN, .revents = 0 };
         int n = poll(&p, 1, (int)left);

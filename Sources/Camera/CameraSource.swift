@@ -112,3 +112,10 @@ public protocol CameraSource: AnyObject {
     /// A full-resolution still of the current lens, without stopping the preview for long.
     func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata)
 }
+
+/// A camera that can be told to fail on purpose — the simulated one. The daemon's `simulate`
+/// request (and the tests) reach faults through this, never through the concrete type.
+public protocol FaultInjectable: AnyObject, Sendable {
+    /// Shows `fault` from now on (callable from any thread).
+    func inject(_ fault: SimulatedFault)
+}

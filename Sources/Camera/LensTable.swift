@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 
 /// Focal lengths by sensor model: libcamera reports the sensor, not the lens, so the camera
 /// modules' known lenses come from a table (boards/lenses.json), and interchangeable-lens
@@ -30,19 +31,22 @@ public struct LensTable: Sendable, Equatable {
     ])
 
     /// Reads `{ "imx708": { "focalLength": 4.74, "description": "…" }, … }`.
-    public static func load(path: String) throws -> LensTable {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw CameraError.failed("\(path): not a JSON object of sensor models")
+    public static func load(path: String) throws(FieldError) -> LensTable {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw FieldError(source: path, field: "", message: "cannot be read (\(error.localizedDescription))")
         }
+        let root = try FieldError.parseObject(data, source: path)
         var entries: [String: Entry] = [:]
-        for (model, value) in object {
-            guard let fields = value as? [String: Any] else { throw CameraError.failed("\(path): \(model): must be an object") }
-            let focal = fields["focalLength"] as? Double
-            if let focal, !(0.5...300).contains(focal) {
-                throw CameraError.failed("\(path): \(model).focalLength: \(focal) is out of range (allowed 0.5…300)")
+        for (model, value) in root.members {
+            guard case .object(let object) = value else {
+                throw FieldError(source: path, field: model, message: "must be an object, not \(value.kind)")
             }
-            entries[model] = Entry(focalLength: focal, description: fields["description"] as? String ?? model)
+            var fields = JSONFields(object, source: path, prefix: model)
+            let focal = try fields.number("focalLength", in: 0.5...300)
+            let description = try fields.optionalString("description") ?? model
+            try fields.rejectUnknown()
+            entries[model] = Entry(focalLength: focal, description: description)
         }
         return LensTable(entries: entries)
     }

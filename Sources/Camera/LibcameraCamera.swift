@@ -1,6 +1,7 @@
 import CLibcameraShim
 import FilmCore
 import Foundation
+import System
 
 /// libcamera's camera manager (one per process); owns the shim handle.
 public final class LibcameraManager: @unchecked Sendable {
@@ -53,9 +54,10 @@ public final class LibcameraManager: @unchecked Sendable {
 /// Every camera libcamera reports, as lenses of one `CameraSource`. One camera streams at a
 /// time; switching lens stops one and starts the next. Owns the open camera handle: stopped
 /// before it is released, requests never re-queued after stop, freed in `deinit`.
-public final class LibcameraCamera: CameraSource, @unchecked Sendable {
-    // @unchecked: used from the controller's thread only (the CameraSource contract); the shim
-    // keeps libcamera's own thread away from everything but its locked queue.
+///
+/// Not `Sendable`: it lives on the controller's thread (the `CameraSource` contract); the shim
+/// keeps libcamera's own thread away from everything but its locked queue.
+public final class LibcameraCamera: CameraSource {
     public let lenses: [Lens]
     private let manager: LibcameraManager
     private let ids: [String]
@@ -89,7 +91,7 @@ public final class LibcameraCamera: CameraSource, @unchecked Sendable {
     deinit { close() }
 
     static func describe(_ rc: Int32) -> String {
-        rc < 0 ? "\(String(cString: strerror(-rc))) (errno \(-rc))" : "code \(rc)"
+        rc < 0 ? "\(Errno(-rc))" : "code \(rc)"
     }
 
     static func error(_ rc: Int32, _ what: String) -> CameraError {
@@ -178,16 +180,15 @@ public final class LibcameraCamera: CameraSource, @unchecked Sendable {
         guard frame.width == converter.width, frame.height == converter.height else {
             throw CameraError.failed("preview buffer is \(frame.width)×\(frame.height), not \(converter.width)×\(converter.height)")
         }
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Deadline.after(seconds: timeout)
         while true {
             var f = CLibcameraShim_Frame()
-            let ms = max(1, Int32(deadline.timeIntervalSinceNow * 1000))
-            let rc = CLibcameraShim_waitFrame(open, ms, &f)
-            if rc == -EIO { if Date() < deadline { continue } else { throw CameraError.timeout("no complete frame") } }
+            let rc = CLibcameraShim_waitFrame(open, max(1, deadline.pollTimeout), &f)
+            if rc == -EIO { if !deadline.hasPassed { continue } else { throw CameraError.timeout("no complete frame") } }
             guard rc == 0 else { throw Self.error(rc, "waiting for a frame") }
             defer { CLibcameraShim_releaseFrame(open, f.cookie) }
             guard f.stream == 0 else { continue }
-            converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &frame)
+            try converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &frame)
             return Self.metadata(f)
         }
     }
@@ -220,15 +221,15 @@ public final class LibcameraCamera: CameraSource, @unchecked Sendable {
         let w = Int(info.width), h = Int(info.height)
         let converter = FrameConverter(format: format, sourceWidth: w, sourceHeight: h, stride: Int(info.stride), width: w, height: h)
         var image = RGBImage(width: w, height: h)
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        let deadline = Deadline.after(seconds: timeout)
+        while !deadline.hasPassed {
             var f = CLibcameraShim_Frame()
-            let rc = CLibcameraShim_waitFrame(open, max(1, Int32(deadline.timeIntervalSinceNow * 1000)), &f)
+            let rc = CLibcameraShim_waitFrame(open, max(1, deadline.pollTimeout), &f)
             if rc == -EIO { continue }
             guard rc == 0 else { throw Self.error(rc, "waiting for a still") }
             defer { CLibcameraShim_releaseFrame(open, f.cookie) }
             guard f.stream == stream else { continue }
-            converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &image)
+            try converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &image)
             return (image, Self.metadata(f))
         }
         throw CameraError.timeout("no still within \(Int(timeout)) s")

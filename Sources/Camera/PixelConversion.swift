@@ -66,10 +66,14 @@ public struct FrameConverter: Sendable {
         }
     }
 
-    /// Converts `source` (at least `minimumLength` bytes) into `image` (width × height).
-    public func convert(_ source: UnsafeRawBufferPointer, into image: inout RGBImage) {
+    /// Converts `source` into `image` (width × height). Throws, leaving `image` as it was, when
+    /// the buffer is shorter than `minimumLength` (a truncated or misdescribed frame), so that
+    /// such a frame is never counted as delivered.
+    public func convert(_ source: UnsafeRawBufferPointer, into image: inout RGBImage) throws(CameraError) {
         precondition(image.width == width && image.height == height, "destination is not the converter's size")
-        guard source.count >= minimumLength, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        guard source.count >= minimumLength, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw .failed("a \(sourceWidth)×\(sourceHeight) frame arrived in \(source.count) bytes, \(minimumLength) expected")
+        }
         let width = self.width, stride = self.stride
         columns.withUnsafeBufferPointer { cols in
             rows.withUnsafeBufferPointer { rowIndex in

@@ -1,7 +1,7 @@
 import Controls
-import Dispatch
 import FilmCore
 import Foundation
+import System
 
 /// A fault the simulated camera can be told to show (tests, and the daemon's `simulate`
 /// socket command).
@@ -83,7 +83,7 @@ public enum SimulatedScene: Sendable {
 /// Thread safety: every mutable field lives in one lock; `inject` and `setSceneLight` may be
 /// called from any thread while the controller's thread waits for frames (waits happen
 /// outside the lock).
-public final class SimulatedCamera: CameraSource, Sendable {
+public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
     /// A monotonic clock in nanoseconds and a way to wait on it; tests inject a manual one.
     public struct Clock: Sendable {
         public var now: @Sendable () -> UInt64
@@ -94,10 +94,14 @@ public final class SimulatedCamera: CameraSource, Sendable {
             self.sleep = sleep
         }
 
-        /// `DispatchTime` (CLOCK_MONOTONIC on Linux) and a thread sleep.
+        /// The monotonic clock and a thread sleep.
         public static let system = Clock(
-            now: { DispatchTime.now().uptimeNanoseconds },
-            sleep: { ns in Thread.sleep(forTimeInterval: Double(ns) / 1e9) })
+            now: { MonotonicClock.now() },
+            sleep: { ns in
+                var left = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
+                var request = left
+                while nanosleep(&request, &left) != 0 && errno == EINTR { request = left }
+            })
     }
 
     /// The file name extensions `photosDirectory` reads (lowercase).

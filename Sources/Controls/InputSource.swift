@@ -1,6 +1,6 @@
 /// A device that produces input events on its own thread (GPIO buttons and the encoder, a
 /// touch screen); the controller drains every source once per loop, on its own thread.
-public protocol InputSource: AnyObject, Sendable {
+public protocol InputSource: AnyObject {
     /// A short name for logs ("GPIO buttons on pinctrl-bcm2835").
     var name: String { get }
     /// The events that arrived since the last call, oldest first. Never blocks.

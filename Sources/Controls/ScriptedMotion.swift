@@ -1,4 +1,5 @@
 import Foundation
+import System
 
 /// Why a motion sensor gave no sample.
 public enum MotionSensorError: Error, Equatable, CustomStringConvertible {
@@ -38,7 +39,7 @@ public final class ScriptedMotion: MotionSensor {
 
     /// Seconds on a monotonic clock.
     public static let monotonicSeconds: @Sendable () -> Double = {
-        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        MonotonicClock.seconds()
     }
 
     /// Always `sample`.

@@ -1,4 +1,5 @@
 import Glibc
+import System
 
 /// Every error the Display module throws. `description` is one line: which display, what was
 /// being done, and the problem (SDL's own message where SDL failed).
@@ -33,9 +34,9 @@ public enum DisplayError: Error, CustomStringConvertible, Equatable, Sendable {
         case .invalidSize(let display, let w, let h):
             return "\(display): create: \(w)×\(h) is not a valid display size"
         case .drm(let device, let action, let code):
-            return "\(device): \(action) failed: \(errnoText(code))"
+            return "\(device): \(action) failed: \(Errno(code))"
         case .drmMaster(let device, let code):
-            return "\(device): another program holds the display (DRM master): \(errnoText(code))"
+            return "\(device): another program holds the display (DRM master): \(Errno(code))"
         case .noConnectedDisplay(let detail):
             return "KMS: no connected display: \(detail)"
         case .noMode(let device, let connector, let asked, let available):
@@ -46,7 +47,3 @@ public enum DisplayError: Error, CustomStringConvertible, Equatable, Sendable {
 
 /// The largest side any display may have (8K and then some).
 let maximumDisplaySide = 16_384
-
-func errnoText(_ code: Int32) -> String {
-    "\(String(cString: strerror(code))) (errno \(code))"
-}

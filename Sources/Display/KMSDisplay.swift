@@ -3,6 +3,7 @@ import CLoopixDRM
 import Controls
 import FilmCore
 import Glibc
+import System
 
 /// What a `KMSDisplay` should drive.
 public struct KMSConfiguration: Sendable, Equatable {
@@ -210,7 +211,6 @@ public final class KMSDisplay: DisplaySink {
     private var mapGeneration = 0
     private var lastCheck: Int64 = 0
     private var loggedProblem = false
-    private let log: @Sendable (String) -> Void
     private var isMaster = false
     private var atomic: AtomicPipeline?
 
@@ -238,14 +238,9 @@ public final class KMSDisplay: DisplaySink {
         return numbers.sorted().map { "\(directory)/card\($0)" }
     }
 
-    /// Opens the display. `log` gets the one-line notices (disconnected, reconnected).
-    public init(_ configuration: KMSConfiguration = KMSConfiguration(),
-                log: @escaping @Sendable (String) -> Void = { line in
-                    let text = "<4>\(line)\n"
-                    _ = text.withCString { write(2, $0, strlen($0)) }
-                }) throws(DisplayError) {
+    /// Opens the display. Disconnects and reconnects are logged (one warning line each).
+    public init(_ configuration: KMSConfiguration = KMSConfiguration()) throws(DisplayError) {
         self.configuration = configuration
-        self.log = log
         guard configuration.buffers == 2 || configuration.buffers == 3 else {
             throw .invalidSize(display: "KMS", width: configuration.buffers, height: 0)
         }
@@ -313,11 +308,11 @@ public final class KMSDisplay: DisplaySink {
             try setMode()
         } catch where atomic != nil && configuration.flip == .auto {
             // A driver whose atomic interface refuses what its legacy one accepts: use the latter.
-            log("display \(connectorName): \(error); using legacy mode setting")
+            Log.warning("display \(connectorName): \(error); using legacy mode setting")
             atomic = nil
             try setMode()
         }
-        lastCheck = CLoopixDRM_monotonic_usec()
+        lastCheck = Int64(MonotonicClock.now() / 1000)
     }
 
     deinit {
@@ -380,7 +375,7 @@ public final class KMSDisplay: DisplaySink {
     /// already queued, so at most one is in flight). Frames of another size are scaled and
     /// letterboxed. Returns at once while the display is disconnected.
     public func show(_ frame: RGBImage) throws {
-        let now = CLoopixDRM_monotonic_usec()
+        let now = Int64(MonotonicClock.now() / 1000)
         if now - lastCheck >= 1_000_000 {
             lastCheck = now
             checkConnector()
@@ -415,7 +410,7 @@ public final class KMSDisplay: DisplaySink {
             return
         }
         pending = target
-        pendingQueuedAt = CLoopixDRM_monotonic_usec()
+        pendingQueuedAt = Int64(MonotonicClock.now() / 1000)
     }
 
     public func pollEvents() -> [InputEvent] { [] }
@@ -456,7 +451,7 @@ public final class KMSDisplay: DisplaySink {
         if isConnected {
             isConnected = false
             pending = nil
-            log("display \(connectorName): \(reason); preview paused, capturing continues")
+            Log.warning("display \(connectorName): \(reason); preview paused, capturing continues")
             loggedProblem = false
         }
     }
@@ -475,7 +470,7 @@ public final class KMSDisplay: DisplaySink {
         }
         guard let c = ConnectorSnapshot.read(fd: card.fd, id: connectorID), c.connected, !c.modes.isEmpty else { return }
         guard let index = ModeCandidate.choose(c.modes.map(\.candidate), spec: configuration.mode) else {
-            if !loggedProblem { log("display \(connectorName): connected again but has no mode \(configuration.mode?.description ?? "")") }
+            if !loggedProblem { Log.warning("display \(connectorName): connected again but has no mode \(configuration.mode?.description ?? "")") }
             loggedProblem = true
             return
         }
@@ -490,13 +485,13 @@ public final class KMSDisplay: DisplaySink {
         do {
             try setMode()
         } catch {
-            if !loggedProblem { log("display \(connectorName): connected again but \(error)") }
+            if !loggedProblem { Log.warning("display \(connectorName): connected again but \(error)") }
             loggedProblem = true
             return
         }
         isConnected = true
         loggedProblem = false
         reconnections += 1
-        log("display \(connectorName): connected again (\(mode.label)); preview resumed")
+        Log.warning("display \(connectorName): connected again (\(mode.label)); preview resumed")
     }
 }

@@ -1,25 +1,5 @@
 import Foundation
-
-/// Why a JSON document (a user preset, the daemon's configuration) was rejected: the file,
-/// the field and what is allowed, on one line: `looks/loud.json: grain.amount: 3 is out of
-/// range (allowed 0…1)`.
-public struct FieldError: Error, Equatable, CustomStringConvertible {
-    /// The file (or other source) the document came from.
-    public let source: String
-    /// Dotted path of the field, e.g. "grain.amount"; empty for the document as a whole.
-    public let field: String
-    public let message: String
-
-    public init(source: String, field: String, message: String) {
-        self.source = source
-        self.field = field
-        self.message = message
-    }
-
-    public var description: String {
-        field.isEmpty ? "\(source): \(message)" : "\(source): \(field): \(message)"
-    }
-}
+import StrictJSON
 
 /// Why a user preset was rejected.
 public typealias PresetError = FieldError
@@ -70,19 +50,9 @@ public enum PresetParser {
         func fail(_ field: String, _ message: String) -> PresetError {
             PresetError(source: source, field: field, message: message)
         }
-        let root: [String: Any]
-        do {
-            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw fail("", "not a JSON object")
-            }
-            root = object
-        } catch let error as PresetError {
-            throw error
-        } catch {
-            throw fail("", "not valid JSON (\(Self.reason(error)))")
-        }
-        var reader = Reader(root: root, fail: fail)
-        let version = try reader.integer("version")
+        let root = try FieldError.parseObject(data, source: source)
+        var reader = Reader(JSONFields(root, source: source))
+        guard let version = try reader.fields.integer("version", in: Int.min...Int.max) else { throw fail("version", "is missing") }
         guard version == Preset.currentVersion else {
             throw fail("version", "\(version) is not supported (this Loopix reads version \(Preset.currentVersion))")
         }
@@ -162,97 +132,48 @@ public enum PresetParser {
         return String(describing: error)
     }
 
-    /// Walks one JSON object, remembering which keys were read so unknown ones can be named.
+    /// The strict field reader, plus the two things presets add: ranges by dotted path and tone curves.
     private struct Reader {
-        let object: [String: Any]
-        let prefix: String
-        let fail: (String, String) -> PresetError
-        var seen: Set<String> = []
+        var fields: JSONFields<FieldError>
 
-        init(root: [String: Any], prefix: String = "", fail: @escaping (String, String) -> PresetError) {
-            object = root
-            self.prefix = prefix
-            self.fail = fail
-        }
+        init(_ fields: JSONFields<FieldError>) { self.fields = fields }
 
-        func path(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix).\(key)" }
-
-        mutating func value(_ key: String) -> Any? {
-            seen.insert(key)
-            return object[key]
-        }
-
-        mutating func string(_ key: String) throws(PresetError) -> String {
-            guard let s = try optionalString(key) else { throw fail(path(key), "is missing") }
-            return s
-        }
-
-        mutating func optionalString(_ key: String) throws(PresetError) -> String? {
-            guard let v = value(key) else { return nil }
-            guard let s = v as? String else { throw fail(path(key), "must be a string") }
-            return s
-        }
-
-        mutating func integer(_ key: String) throws(PresetError) -> Int {
-            guard let v = value(key) else { throw fail(path(key), "is missing") }
-            guard let n = Self.numeric(v), n.doubleValue == n.doubleValue.rounded() else {
-                throw fail(path(key), "must be a whole number")
-            }
-            return n.intValue
-        }
+        mutating func string(_ key: String) throws(PresetError) -> String { try fields.string(key) }
+        mutating func optionalString(_ key: String) throws(PresetError) -> String? { try fields.optionalString(key) }
 
         mutating func number(_ key: String, default fallback: Double) throws(PresetError) -> Double {
-            guard let v = value(key) else { return fallback }
-            let p = path(key)
-            guard let n = Self.numeric(v), n.doubleValue.isFinite else { throw fail(p, "must be a number") }
-            let x = n.doubleValue
-            if let range = PresetParser.ranges[p], !(range.lower...range.upper).contains(x) {
-                throw fail(p, "\(Self.format(x)) is out of range (allowed \(Self.format(range.lower))…\(Self.format(range.upper)))")
-            }
-            return x
+            let p = fields.path(key)
+            let range = PresetParser.ranges[p].map { $0.lower...$0.upper } ?? -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
+            return try fields.number(key, in: range) ?? fallback
         }
 
         mutating func curve(_ key: String) throws(PresetError) -> ToneCurve {
-            guard let v = value(key) else { return .identity }
-            let p = path(key)
-            guard let array = v as? [Any], array.count == 5 else {
-                throw fail(p, "must be 5 numbers (shadows, darks, midtones, lights, highlights)")
+            guard let v = fields.value(key) else { return .identity }
+            let p = fields.path(key)
+            guard case .array(let array) = v, array.count == 5 else {
+                throw fields.fail(p, "must be 5 numbers (shadows, darks, midtones, lights, highlights)")
             }
             var points: [Double] = []
             for (i, element) in array.enumerated() {
-                guard let n = Self.numeric(element), (0...1).contains(n.doubleValue) else {
-                    throw fail("\(p)[\(i)]", "must be a number from 0 to 1")
+                guard case .number(let x) = element, (0...1).contains(x) else {
+                    throw fields.fail("\(p)[\(i)]", "must be a number from 0 to 1")
                 }
-                if let last = points.last, n.doubleValue < last {
-                    throw fail("\(p)[\(i)]", "\(Self.format(n.doubleValue)) is below the point before it; a tone curve must not fall")
+                if let last = points.last, x < last {
+                    throw fields.fail("\(p)[\(i)]", "\(JSONValue.format(x)) is below the point before it; a tone curve must not fall")
                 }
-                points.append(n.doubleValue)
+                points.append(x)
             }
             return ToneCurve(points: points)
         }
 
         mutating func section(_ key: String, _ body: (inout Reader) throws(PresetError) -> Void) throws(PresetError) {
-            guard let v = value(key) else { return }
-            guard let object = v as? [String: Any] else { throw fail(path(key), "must be an object") }
-            var reader = Reader(root: object, prefix: path(key), fail: fail)
-            try body(&reader)
-            try reader.rejectUnknown()
-        }
-
-        func rejectUnknown() throws(PresetError) {
-            if let unknown = object.keys.filter({ !seen.contains($0) }).sorted().first {
-                throw fail(path(unknown), "unknown field")
+            try fields.section(key) { f throws(PresetError) in
+                var reader = Reader(f)
+                try body(&reader)
+                f = reader.fields
             }
         }
 
-        /// A JSON number (not a boolean, which Foundation also hands over as an NSNumber).
-        static func numeric(_ v: Any) -> NSNumber? {
-            guard let n = v as? NSNumber, String(cString: n.objCType) != "c" else { return nil }
-            return n
-        }
-
-        static func format(_ x: Double) -> String {
-            x == x.rounded() && abs(x) < 1e9 ? String(Int(x)) : String(x)
-        }
+        func rejectUnknown() throws(PresetError) { try fields.rejectUnknown(allowed: "") }
     }
 }

@@ -1,5 +1,6 @@
-import Appliance
+import ControlProtocol
 import Foundation
+import StrictJSON
 
 /// `loopix ctl`: one request to the running daemon over its control socket.
 public enum CtlCommand {
@@ -95,18 +96,16 @@ public enum CtlCommand {
         } catch {
             throw ToolError(error.description)
         }
-        guard let data = line.data(using: .utf8),
-              let reply = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let ok = reply["ok"] as? Bool else {
+        guard let reply = try? JSONParser.parseObject(Array(line.utf8)), case .bool(let ok)? = reply["ok"] else {
             throw ToolError("\(socket): the daemon's reply is not a protocol reply: \(line.prefix(200))")
         }
         guard ok else {
-            let message = (reply["error"] as? String) ?? "failed"
+            var message = "failed"
+            if case .string(let m)? = reply["error"] { message = m }
             throw ToolError("\(request.command): \(message)")
         }
-        if case .status = request,
-           let pretty = try? JSONSerialization.data(withJSONObject: reply, options: [.prettyPrinted, .sortedKeys]) {
-            output(String(decoding: pretty, as: UTF8.self))
+        if case .status = request {
+            output(JSONValue.object(reply).serialized(.pretty))
         } else {
             output(line)
         }

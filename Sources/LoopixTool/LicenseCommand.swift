@@ -1,9 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Appliance
+import ControlProtocol
 import Foundation
 import ImageFiles
+import StrictJSON
 
 /// `loopix license`: make Ed25519 keys, issue licenses, check them.
 public enum LicenseCommand {
@@ -38,10 +39,7 @@ public enum LicenseCommand {
                 }
                 key = k
             } else if let configPath = args.value("config") {
-                let config: Config
-                do { config = try Config.load(path: configPath) } catch { throw ToolError(error.description) }
-                guard let k = config.license.publicKey else { throw ToolError("\(configPath): license.publicKey is not set") }
-                key = k
+                key = try trustedKey(configurationFile: configPath)
             } else {
                 throw .usage("license verify needs --public-key KEY or --config PATH")
             }
@@ -116,5 +114,20 @@ public enum LicenseCommand {
             unlink(path)
             throw ToolError("\(path): cannot write (\(String(cString: strerror(e))))")
         }
+    }
+
+    /// The key a camera trusts: `license.publicKey` in its configuration file (the rest of the
+    /// file is the daemon's business; `loopixd --check-config` checks it).
+    static func trustedKey(configurationFile path: String) throws(ToolError) -> [UInt8] {
+        let root: JSONObject
+        let bytes = try read(path)
+        do { root = try FieldError.parseObject(bytes, source: path) } catch { throw ToolError(error.description) }
+        guard case .object(let license)? = root["license"], case .string(let text)? = license["publicKey"] else {
+            throw ToolError("\(path): license.publicKey is not set")
+        }
+        guard let key = LicenseKeys.decode(text, length: LicenseKeys.publicKeyLength) else {
+            throw ToolError("\(path): license.publicKey: must be a 32-byte Ed25519 public key in base64 or hex")
+        }
+        return key
     }
 }

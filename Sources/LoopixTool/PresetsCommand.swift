@@ -1,5 +1,6 @@
 import FilmCore
 import Foundation
+import StrictJSON
 
 /// `loopix presets`: the looks, their tier and a line on each.
 public enum PresetsCommand {
@@ -28,11 +29,11 @@ public enum PresetsCommand {
             return
         }
         if args.flag("json") {
-            let rows: [[String: String]] = library.presets.map {
-                ["id": $0.id, "name": $0.name, "tier": $0.tier.rawValue, "category": $0.category.rawValue, "description": $0.description]
+            let rows: [JSONValue] = library.presets.map {
+                ["id": .string($0.id), "name": .string($0.name), "tier": .string($0.tier.rawValue),
+                 "category": .string($0.category.rawValue), "description": .string($0.description)]
             }
-            let data = (try? JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys])) ?? Data("[]".utf8)
-            output(String(decoding: data, as: UTF8.self))
+            output(JSONValue.array(rows).serialized(.pretty))
             return
         }
         let idWidth = library.presets.map(\.id.count).max() ?? 0

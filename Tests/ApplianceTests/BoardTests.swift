@@ -1,3 +1,4 @@
+import ControlProtocol
 @testable import Appliance
 import Controls
 import Foundation

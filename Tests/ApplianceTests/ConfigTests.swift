@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import ControlProtocol
 @testable import Appliance
 
 final class ConfigTests: XCTestCase {
@@ -74,7 +75,7 @@ final class ConfigTests: XCTestCase {
 
     func testUnknownKeysAreNamed() {
         XCTAssertEqual(error("{\"colour\": 1}"),
-                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, boardsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture)")
+                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, boardsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, snapshot)")
         XCTAssertEqual(error("{\"display\": {\"widht\": 800}}")?.hasPrefix("/etc/loopix/loopix.json: display.widht: unknown field"), true)
     }
 
@@ -90,23 +91,24 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(error("{\"storage\": {\"reserveMB\": 10001}}"),
                        "/etc/loopix/loopix.json: storage.reserveMB: 10001 is out of range (allowed 0…10000)")
         XCTAssertEqual(error("{\"camera\": {\"backend\": \"v4l2\"}}"),
-                       "/etc/loopix/loopix.json: camera.backend: \"v4l2\" is not one of auto, libcamera, simulated")
+                       "/etc/loopix/loopix.json: camera.backend: \"v4l2\" is not one of \"auto\", \"libcamera\", \"simulated\"")
         XCTAssertEqual(error("{\"defaults\": {\"handedness\": \"both\"}}"),
-                       "/etc/loopix/loopix.json: defaults.handedness: \"both\" is not one of left, right")
+                       "/etc/loopix/loopix.json: defaults.handedness: \"both\" is not one of \"left\", \"right\"")
         XCTAssertEqual(error("{\"capture\": {\"x265Preset\": \"turbo\"}}")?.contains("capture.x265Preset: \"turbo\" is not one of ultrafast"), true)
         XCTAssertEqual(error("{\"license\": {\"publicKey\": \"abcd\"}}"),
                        "/etc/loopix/loopix.json: license.publicKey: must be a 32-byte Ed25519 public key in base64 or hex")
     }
 
     func testWrongTypes() {
-        XCTAssertEqual(error("{\"display\": {\"width\": \"800\"}}"), "/etc/loopix/loopix.json: display.width: must be a whole number")
+        XCTAssertEqual(error("{\"display\": {\"width\": \"800\"}}"), "/etc/loopix/loopix.json: display.width: must be a whole number, not a string")
         XCTAssertEqual(error("{\"display\": {\"width\": 800.5}}"), "/etc/loopix/loopix.json: display.width: 800.5 must be a whole number")
-        XCTAssertEqual(error("{\"camera\": {\"required\": 1}}"), "/etc/loopix/loopix.json: camera.required: must be true or false")
-        XCTAssertEqual(error("{\"display\": 3}"), "/etc/loopix/loopix.json: display: must be an object")
-        XCTAssertEqual(error("{\"board\": true}"), "/etc/loopix/loopix.json: board: must be a string")
-        XCTAssertEqual(error("{\"defaults\": {\"grid\": \"yes\"}}"), "/etc/loopix/loopix.json: defaults.grid: must be true or false")
-        XCTAssertEqual(error("[1,2]"), "/etc/loopix/loopix.json: not a JSON object")
-        XCTAssertEqual(error("{nope"), "/etc/loopix/loopix.json: not valid JSON")
+        XCTAssertEqual(error("{\"camera\": {\"required\": 1}}"), "/etc/loopix/loopix.json: camera.required: must be true or false, not a number")
+        XCTAssertEqual(error("{\"display\": 3}"), "/etc/loopix/loopix.json: display: must be an object, not a number")
+        XCTAssertEqual(error("{\"board\": true}"), "/etc/loopix/loopix.json: board: must be a string, not true or false")
+        XCTAssertEqual(error("{\"defaults\": {\"grid\": \"yes\"}}"), "/etc/loopix/loopix.json: defaults.grid: must be true or false, not a string")
+        XCTAssertEqual(error("[1,2]"), "/etc/loopix/loopix.json: not valid JSON: line 1, column 1: expected a JSON object ({…}), found an array")
+        XCTAssertEqual(error("{nope"), "/etc/loopix/loopix.json: not valid JSON: line 1, column 2: expected a member name in double quotes, found 'n'")
+        XCTAssertEqual(error("{\n  \"board\": \"pi4b\",\n}"), "/etc/loopix/loopix.json: not valid JSON: line 3, column 1: trailing comma before '}'", "a syntax error says where")
     }
 
     func testMissingFiles() throws {

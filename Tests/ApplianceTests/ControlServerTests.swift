@@ -1,25 +1,29 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ControlProtocol
 import Foundation
+import System
 import XCTest
 @testable import Appliance
 
 /// A test client on a raw Unix socket: sends any bytes, reads reply lines with a deadline.
 final class RawClient {
-    let fd: Int32
+    let socket: FileDescriptor
+    var fd: Int32 { socket.rawValue }
     private var buffer: [UInt8] = []
 
     init(path: String) throws {
-        fd = UnixSocket.makeSocket()
-        let e = UnixSocket.connect(fd, path: path)
-        if e != 0 {
-            Glibc.close(fd)
-            throw ControlClientError(path: path, message: "connect: \(String(cString: strerror(e)))")
+        socket = try UnixSocket.makeSocket()
+        if let e = UnixSocket.connect(socket, path: path) {
+            throw SystemError(path, "connect", e)
         }
     }
 
-    deinit { Glibc.close(fd) }
+    /// Waits for `events` up to `milliseconds`: revents, 0 on timeout.
+    func wait(_ events: Int16, milliseconds: Int32) -> Int16 {
+        (try? socket.poll(events, milliseconds: milliseconds)) ?? -1
+    }
 
     /// Sends everything (waiting up to `timeout` for room); false if the peer is gone or slow.
     @discardableResult
@@ -31,7 +35,7 @@ final class RawClient {
             if n > 0 { sent += n; continue }
             if n < 0 && (errno == EAGAIN || errno == EINTR) {
                 if Date() > deadline { return false }
-                _ = UnixSocket.wait(fd, events: Int16(POLLOUT), milliseconds: 50)
+                _ = wait(Int16(POLLOUT), milliseconds: 50)
                 continue
             }
             return false
@@ -53,7 +57,7 @@ final class RawClient {
             }
             let left = deadline.timeIntervalSinceNow
             if left <= 0 { return nil }
-            if UnixSocket.wait(fd, events: Int16(POLLIN), milliseconds: Int32(left * 1000) + 1) <= 0 { continue }
+            if wait(Int16(POLLIN), milliseconds: Int32(left * 1000) + 1) <= 0 { continue }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
             else if n == 0 { return nil }
@@ -66,7 +70,7 @@ final class RawClient {
         let deadline = Date().addingTimeInterval(timeout)
         var chunk = [UInt8](repeating: 0, count: 65536)
         while deadline.timeIntervalSinceNow > 0 {
-            if UnixSocket.wait(fd, events: Int16(POLLIN), milliseconds: 100) <= 0 { continue }
+            if wait(Int16(POLLIN), milliseconds: 100) <= 0 { continue }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) { return true }
         }
@@ -91,8 +95,11 @@ final class ControlServerTests: XCTestCase {
 
     private func makeServer(_ dir: String, maxClients: Int = 16, maxPendingOutput: Int = 256 * 1024,
                             handler: @escaping ControlServer.Handler = ControlServerTests.echo) throws -> ControlServer {
-        let server = try ControlServer(path: "\(dir)/control.sock", maxClients: maxClients,
-                                       maxPendingOutput: maxPendingOutput, lingerSeconds: 1, handler: handler)
+        var limits = ControlServer.Limits()
+        limits.maxClients = maxClients
+        limits.maxPendingOutput = maxPendingOutput
+        limits.lingerSeconds = 1
+        let server = try ControlServer(path: "\(dir)/control.sock", limits: limits, handler: handler)
         server.start()
         addTeardownBlock { server.close() }
         return server
@@ -141,7 +148,7 @@ final class ControlServerTests: XCTestCase {
         // Exactly at the limit is fine (and an error only because it is not JSON).
         let d = try RawClient(path: server.path)
         d.send([UInt8](repeating: 0x61, count: 4096) + [0x0A])
-        XCTAssertEqual(object(d.readLine())["error"] as? String, "request is not valid JSON (send one JSON object per line)")
+        XCTAssertEqual(object(d.readLine())["error"] as? String, "request is not valid JSON (line 1, column 1: expected a value, found 'a'; send one JSON object per line)")
         d.send("{\"cmd\":\"status\"}\n")
         XCTAssertEqual(object(d.readLine())["ok"] as? Bool, true)
     }
@@ -165,9 +172,9 @@ final class ControlServerTests: XCTestCase {
         let dir = try makeTempDirectory(self)
         let path = "\(dir)/control.sock"
         // A socket file nobody listens on (a daemon that crashed).
-        let fd = UnixSocket.makeSocket()
-        XCTAssertEqual(UnixSocket.withAddress(path) { bind(fd, $0, $1) }, 0)
-        Glibc.close(fd)
+        let stale = try UnixSocket.makeSocket()
+        XCTAssertEqual(UnixSocket.withAddress(path) { bind(stale.rawValue, $0, $1) }, 0)
+        _ = consume stale
         XCTAssertTrue(FileManager.default.fileExists(atPath: path))
         let server = try makeServer(dir)
         XCTAssertEqual(object(try ControlClient.send(.status, socketPath: path))["ok"] as? Bool, true)
@@ -293,4 +300,120 @@ final class ControlServerTests: XCTestCase {
         while server.clientCount > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         XCTAssertEqual(server.clientCount, 0, "every connection was cleaned up")
     }
+
+    /// A request the controller has not taken by its deadline is answered "busy" and is never
+    /// carried out afterwards; one it has taken is answered, however long it takes.
+    func testARequestToldBusyIsNeverCarriedOut() throws {
+        let dir = try makeTempDirectory(self)
+        let inbox = Locked<[PendingRequest]>([])
+        let server = try ControlServer(path: "\(dir)/control.sock", timeout: { _ in 0.3 }) { p in inbox.withLock { $0.append(p) } }
+        server.start()
+        defer { server.close() }
+        let c = try RawClient(path: server.path)
+        c.send("{\"cmd\":\"capture\",\"id\":1}\n")
+        XCTAssertEqual(c.readLine(), "{\"ok\":false,\"id\":1,\"error\":\"busy: the daemon did not answer in 0.3 s\"}")
+        let late = try XCTUnwrap(inbox.withLock { $0.first })
+        XCTAssertFalse(late.claim(), "the controller comes too late: it must not take the photo")
+        // Claimed in time but slow to answer: the answer arrives, no "busy".
+        c.send("{\"cmd\":\"status\",\"id\":2}\n")
+        var pending: PendingRequest?
+        while pending == nil { pending = inbox.withLock { $0.count > 1 ? $0[1] : nil }; usleep(1000) }
+        XCTAssertTrue(pending!.claim())
+        Thread.sleep(forTimeInterval: 0.6)
+        pending!.answer(.success(["slow": true]))
+        XCTAssertEqual(c.readLine(), "{\"ok\":true,\"id\":2,\"slow\":true}")
+    }
+
+    /// A client that pipelines many requests waits its turn (at most `maxInFlight` of its
+    /// requests wait for the controller at once) while another client is served at once.
+    func testAPipeliningClientDoesNotHoldOthersOff() throws {
+        let dir = try makeTempDirectory(self)
+        let inbox = Locked<[PendingRequest]>([])
+        var limits = ControlServer.Limits()
+        limits.maxInFlight = 4
+        let server = try ControlServer(path: "\(dir)/control.sock", limits: limits) { p in inbox.withLock { $0.append(p) } }
+        server.start()
+        defer { server.close() }
+        let greedy = try RawClient(path: server.path)
+        greedy.send(String(repeating: "{\"cmd\":\"status\"}\n", count: 100))
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(inbox.withLock { $0.count }, 4, "no more than maxInFlight of one client's requests reach the controller")
+        let polite = try RawClient(path: server.path)
+        polite.send("{\"cmd\":\"grid\",\"value\":true,\"id\":\"p\"}\n")
+        var mine: PendingRequest?
+        let deadline = Date().addingTimeInterval(2)
+        while mine == nil && Date() < deadline {
+            mine = inbox.withLock { $0.first { $0.request == .grid(true) } }
+            usleep(1000)
+        }
+        let request = try XCTUnwrap(mine, "the second client's request went to the controller straight away")
+        XCTAssertTrue(request.claim())
+        request.answer(.success([:]))
+        XCTAssertEqual(polite.readLine(), "{\"ok\":true,\"id\":\"p\"}")
+        // Answering the greedy client's requests lets the next ones through, in order.
+        var answered = 0
+        let end = Date().addingTimeInterval(10)
+        while answered < 100 && Date() < end {
+            for p in inbox.withLock({ q -> [PendingRequest] in defer { q.removeAll() }; return q }) where p.claim() {
+                answered += 1
+                p.answer(.success(["n": .int(answered)]))
+            }
+            usleep(1000)
+        }
+        XCTAssertEqual(answered, 100)
+        for n in 1...100 { XCTAssertEqual(greedy.readLine(), "{\"ok\":true,\"n\":\(n)}") }
+    }
+
+    /// Idle connections are closed after the idle timeout; when every slot is taken, a new
+    /// client pushes out the one idle the longest (once it has been idle long enough).
+    func testIdleConnectionsTimeOutAndMakeRoom() throws {
+        let dir = try makeTempDirectory(self)
+        var limits = ControlServer.Limits()
+        limits.maxClients = 2
+        limits.evictAfter = 0.3
+        limits.idleTimeout = 1.5
+        let server = try ControlServer(path: "\(dir)/control.sock", limits: limits, handler: Self.echo)
+        server.start()
+        defer { server.close() }
+        let a = try RawClient(path: server.path)
+        let b = try RawClient(path: server.path)
+        a.send("{\"cmd\":\"status\"}\n")
+        XCTAssertNotNil(a.readLine())
+        Thread.sleep(forTimeInterval: 0.5)
+        b.send("{\"cmd\":\"status\"}\n")
+        XCTAssertNotNil(b.readLine())
+        // `a` has been idle the longest: the third client takes its place.
+        let c = try RawClient(path: server.path)
+        c.send("{\"cmd\":\"status\"}\n")
+        XCTAssertEqual(c.readLine(), "{\"ok\":true,\"cmd\":\"status\"}")
+        XCTAssertEqual(a.readLine(), "{\"ok\":false,\"error\":\"closing an idle connection: another client needs the slot\"}")
+        XCTAssertTrue(a.waitForClose())
+        // Left alone, the others are closed after the idle timeout, with a last line saying so.
+        XCTAssertEqual(c.readLine(timeout: 5), "{\"ok\":false,\"error\":\"idle for 1.5 s; closing the connection\"}")
+        XCTAssertTrue(c.waitForClose())
+        XCTAssertTrue(b.waitForClose())
+        let deadline = Date().addingTimeInterval(5)
+        while server.clientCount > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertEqual(server.clientCount, 0)
+    }
+
+    /// `loopix ctl`'s client reads the server's "too many connections" line even when its own
+    /// request hits a closed socket.
+    func testARefusedClientReadsTheServersReason() throws {
+        let dir = try makeTempDirectory(self)
+        var limits = ControlServer.Limits()
+        limits.maxClients = 1
+        limits.evictAfter = 3600
+        let server = try ControlServer(path: "\(dir)/control.sock", limits: limits, handler: Self.echo)
+        server.start()
+        defer { server.close() }
+        let holder = try RawClient(path: server.path)
+        holder.send("{\"cmd\":\"status\"}\n")
+        XCTAssertNotNil(holder.readLine())
+        for _ in 0..<20 {
+            XCTAssertEqual(try ControlClient.send(.status, socketPath: server.path, timeout: 5),
+                           "{\"ok\":false,\"error\":\"too many connections (at most 1); try again later\"}")
+        }
+    }
+
 }

@@ -4,7 +4,30 @@ import Display
 import FilmCore
 import Foundation
 import XCTest
+import ControlProtocol
 @testable import Appliance
+
+/// Runs a controller's loop on a thread of its own, as the daemon's main thread does. The test
+/// must leave the controller alone until `stop()` has returned (the loop has ended): that is
+/// what makes the unchecked conformance hold.
+final class ControllerRun: @unchecked Sendable {
+    let controller: Controller
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ controller: Controller) {
+        self.controller = controller
+        Thread.detachNewThread { [self] in
+            self.controller.run()
+            finished.signal()
+        }
+    }
+
+    /// Asks the loop to stop and waits for it (at most 10 s).
+    func stop() -> Bool {
+        controller.handle.requestStop()
+        return finished.wait(timeout: .now() + 10) == .success
+    }
+}
 
 /// A display that remembers what it showed and hands the controller scripted input, as
 /// buttons, the encoder or a window's keyboard would.
@@ -77,13 +100,9 @@ final class ControllerTests: XCTestCase {
             }
         }
         let controller = Controller(config: temporaryConfig(), configPath: nil,
-                                    devices: .init(camera: camera, simulated: camera, display: try HeadlessDisplay(width: 320, height: 200),
+                                    devices: .init(camera: camera, faults: camera, display: try HeadlessDisplay(width: 320, height: 200),
                                                    motion: nil, findDisplay: find))
-        let finished = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            controller.run()
-            finished.signal()
-        }
+        let run = ControllerRun(controller)
         func waitFor(_ what: String, seconds: Double, _ condition: () -> Bool) {
             let deadline = Date().addingTimeInterval(seconds)
             while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
@@ -95,10 +114,9 @@ final class ControllerTests: XCTestCase {
         waitFor("frames reach the display that appeared", seconds: 10) { screen.framesShown > 5 }
         XCTAssertEqual(screen.framesOfWrongSize, 0, "frames are composed at the new display's size")
         let probesOnceFound = locked { probes }
-        Thread.sleep(forTimeInterval: Controller.displayProbeInterval + 0.5)
+        Thread.sleep(forTimeInterval: PreviewPipeline.displayProbeInterval + 0.5)
         XCTAssertEqual(locked { probes }, probesOnceFound, "no more looking once a display is in use")
-        controller.requestStop()
-        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success)
+        XCTAssertTrue(run.stop())
         controller.shutdown(timeout: 30)
     }
 
@@ -111,12 +129,8 @@ final class ControllerTests: XCTestCase {
         let camera = SimulatedCamera(stillWidth: 160, stillHeight: 120)
         let display = ScriptedDisplay()
         let controller = Controller(config: config, configPath: nil,
-                                    devices: .init(camera: camera, simulated: camera, display: display, motion: nil))
-        let finished = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            controller.run()
-            finished.signal()
-        }
+                                    devices: .init(camera: camera, faults: camera, display: display, motion: nil))
+        let run = ControllerRun(controller)
         func photos() -> Int {
             ((try? FileManager.default.contentsOfDirectory(atPath: dir + "/photos/DCIM/100LOOPX")) ?? []).filter { $0.hasSuffix(".HEIC") }.count
         }
@@ -141,8 +155,7 @@ final class ControllerTests: XCTestCase {
         display.press(.rightButton)
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertEqual(photos(), 2, "and the right one is not")
-        controller.requestStop()
-        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success)
+        XCTAssertTrue(run.stop())
         controller.shutdown(timeout: 30)
         XCTAssertEqual(controller.state.handedness, .left)
         XCTAssertEqual(controller.state.presetID, BuiltinPresets.all[BuiltinPresets.all.firstIndex { $0.id == "portra" }! + 2].id,

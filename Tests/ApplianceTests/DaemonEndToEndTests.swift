@@ -1,3 +1,5 @@
+import ControlProtocol
+import Viewfinder
 import Appliance
 import Display
 import FilmCore
@@ -224,7 +226,7 @@ final class DaemonEndToEndTests: XCTestCase {
             XCTAssertNotNil(reply["error"] as? String)
         }
         XCTAssertEqual(try d.request(#"{"cmd":"status"}"#)["ok"] as? Bool, true, "still running")
-        XCTAssertTrue(d.log().contains("<3>"), "errors logged as errors")
+        XCTAssertTrue(d.log().contains("<4>shutter refused: storage full"), "a refusal is one warning line:\n\(d.log())")
     }
 }
 

@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import XCTest
 #if canImport(Glibc)
@@ -32,7 +33,8 @@ final class DaemonHarness {
           "display": { "backend": "headless", "width": 480, "height": 320 },
           "storage": { "directory": "\(directory)/photos", "reserveMB": 0 },
           "state": { "directory": "\(directory)/state" },
-          "socket": { "path": "\(directory)/control.sock" }\(extraConfig.isEmpty ? "" : ",\n  " + extraConfig) }
+          "socket": { "path": "\(directory)/control.sock" },
+          "snapshot": { "directories": ["\(directory)"] }\(extraConfig.isEmpty ? "" : ",\n  " + extraConfig) }
         """
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
     }

@@ -2,6 +2,7 @@ import Controls
 import Display
 import Foundation
 import XCTest
+import ControlProtocol
 @testable import Appliance
 
 final class DisplayConfigTests: XCTestCase {
@@ -41,16 +42,16 @@ final class DisplayConfigTests: XCTestCase {
         XCTAssertEqual(error(#"{"display": {"rotation": 360}}"#),
                        "/etc/loopix/loopix.json: display.rotation: 360 is not allowed (allowed 0, 90, 180, 270)")
         XCTAssertEqual(error(#"{"display": {"format": "rgb888"}}"#),
-                       "/etc/loopix/loopix.json: display.format: \"rgb888\" is not one of xrgb8888, rgb565")
+                       "/etc/loopix/loopix.json: display.format: \"rgb888\" is not one of \"xrgb8888\", \"rgb565\"")
         XCTAssertEqual(error(#"{"display": {"flip": "vsync"}}"#),
-                       "/etc/loopix/loopix.json: display.flip: \"vsync\" is not one of auto, atomic, legacy")
+                       "/etc/loopix/loopix.json: display.flip: \"vsync\" is not one of \"auto\", \"atomic\", \"legacy\"")
         XCTAssertEqual(error(#"{"display": {"mode": "1920by1080"}}"#),
                        "/etc/loopix/loopix.json: display.mode: \"1920by1080\" is not a mode (WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, like 1920x1080@60)")
         XCTAssertEqual(error(#"{"display": {"connector": "HDMI A 1"}}"#),
                        "/etc/loopix/loopix.json: display.connector: \"HDMI A 1\" is not a connector name (like HDMI-A-1, DSI-1, Virtual-1)")
         XCTAssertEqual(error(#"{"display": {"connector": ""}}"#)?.hasPrefix("/etc/loopix/loopix.json: display.connector:"), true)
         XCTAssertEqual(error(#"{"display": {"backend": "fbdev"}}"#),
-                       "/etc/loopix/loopix.json: display.backend: \"fbdev\" is not one of auto, kms, window, headless")
+                       "/etc/loopix/loopix.json: display.backend: \"fbdev\" is not one of \"auto\", \"kms\", \"window\", \"headless\"")
     }
 
     func testHeadlessBackendIgnoresKMS() throws {

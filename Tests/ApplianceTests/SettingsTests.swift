@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import ControlProtocol
 @testable import Appliance
 
 final class SettingsTests: XCTestCase {
@@ -63,7 +64,7 @@ final class SettingsTests: XCTestCase {
         try checkMovedAside("{\"version\": 1, \"preset\": ", expecting: "is corrupt")
         try checkMovedAside("\u{0}\u{1}garbage", expecting: "is corrupt")
         try checkMovedAside("{\"version\":1,\"preset\":\"portra\",\"intensities\":{},\"lensIndex\":0,\"ev\":9,\"grid\":false,\"handedness\":\"left\",\"onboardingDone\":true}",
-                            expecting: "ev: 9.0 is out of range")
+                            expecting: "ev: 9 is out of range")
         try checkMovedAside("{\"version\":1,\"preset\":\"portra\"}", expecting: "is missing")
     }
 

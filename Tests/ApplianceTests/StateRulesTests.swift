@@ -1,5 +1,6 @@
 import Controls
 import XCTest
+import ControlProtocol
 @testable import Appliance
 
 final class StateRulesTests: XCTestCase {
@@ -85,26 +86,26 @@ final class PhotoStorageTests: XCTestCase {
         XCTAssertEqual(PhotoStorage.path(number: 9999, in: "/p"), "/p/DCIM/100LOOPX/LPX_9999.HEIC")
         XCTAssertEqual(PhotoStorage.path(number: 10000, in: "/p"), "/p/DCIM/101LOOPX/LPX_0001.HEIC")
         let storage = PhotoStorage(directory: dir + "/photos", stateDirectory: dir + "/state", reserveBytes: 0)
-        let first = try storage.reservePath()
+        let first = try storage.reserve(bytes: 0)
         XCTAssertEqual(first, dir + "/photos/DCIM/100LOOPX/LPX_0001.HEIC")
         FileManager.default.createFile(atPath: first, contents: Data([1]))
-        let second = try storage.reservePath()
+        let second = try storage.reserve(bytes: 0)
         XCTAssertEqual(second, dir + "/photos/DCIM/100LOOPX/LPX_0002.HEIC")
         // Delete everything: a new start still goes on from 3 (the counter in the state directory).
         try FileManager.default.removeItem(atPath: dir + "/photos")
         let restarted = PhotoStorage(directory: dir + "/photos", stateDirectory: dir + "/state", reserveBytes: 0)
-        XCTAssertEqual(try restarted.reservePath(), dir + "/photos/DCIM/100LOOPX/LPX_0003.HEIC")
+        XCTAssertEqual(try restarted.reserve(bytes: 0), dir + "/photos/DCIM/100LOOPX/LPX_0003.HEIC")
         // Lose the counter but keep files: the highest file wins.
         FileManager.default.createFile(atPath: dir + "/photos/DCIM/100LOOPX/LPX_0041.HEIC", contents: Data([1]))
         try FileManager.default.removeItem(atPath: dir + "/state/counter")
         let rescanned = PhotoStorage(directory: dir + "/photos", stateDirectory: dir + "/state", reserveBytes: 0)
-        XCTAssertEqual(try rescanned.reservePath(), dir + "/photos/DCIM/100LOOPX/LPX_0042.HEIC")
+        XCTAssertEqual(try rescanned.reserve(bytes: 0), dir + "/photos/DCIM/100LOOPX/LPX_0042.HEIC")
     }
 
     func testStorageBelowTheReserveIsFull() throws {
         let dir = try temp()
         let storage = PhotoStorage(directory: dir, stateDirectory: dir + "/state", reserveBytes: Int64.max / 2)
-        XCTAssertThrowsError(try storage.reservePath()) { error in
+        XCTAssertThrowsError(try storage.reserve(bytes: 0)) { error in
             guard case .full = error as? PhotoStorage.StorageError else { return XCTFail("\(error)") }
             XCTAssertTrue("\(error)".hasPrefix("storage full (\(dir): "), "\(error)")
         }

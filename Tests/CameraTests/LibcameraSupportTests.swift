@@ -4,7 +4,7 @@ import XCTest
 
 /// What the libcamera backend does without a camera: pixel formats and the lens table.
 final class PixelConversionTests: XCTestCase {
-    func testPackedFormatsLandInRGBOrder() {
+    func testPackedFormatsLandInRGBOrder() throws {
         // One pixel of pure red in each packed layout, 2×1 frames with padding in the stride.
         let cases: [(CameraPixelFormat, [UInt8], Int)] = [
             (.xrgb8888, [0, 0, 255, 0, 0, 0, 255, 0, 9, 9], 10),   // memory B G R X
@@ -14,38 +14,49 @@ final class PixelConversionTests: XCTestCase {
         for (format, bytes, stride) in cases {
             let converter = FrameConverter(format: format, sourceWidth: 2, sourceHeight: 1, stride: stride, width: 2, height: 1)
             var image = RGBImage(width: 2, height: 1)
-            bytes.withUnsafeBytes { converter.convert($0, into: &image) }
+            try bytes.withUnsafeBytes { try converter.convert($0, into: &image) }
             XCTAssertEqual(image[0, 0], SIMD3(255, 0, 0), "\(format)")
             XCTAssertEqual(image[1, 0], SIMD3(255, 0, 0), "\(format)")
         }
     }
 
-    func testYUVGreyAndColourDecodeWithBT601() {
+    func testYUVGreyAndColourDecodeWithBT601() throws {
         // 2×2 I420: Y = 126 (mid grey, limited range), U = V = 128 → grey ≈ 128.
         var i420: [UInt8] = [126, 126, 126, 126, 128, 128]
         var image = RGBImage(width: 2, height: 2)
-        FrameConverter(format: .yuv420, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2)
+        try FrameConverter(format: .yuv420, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2)
             .convert(UnsafeRawBufferPointer(start: &i420, count: 6), into: &image)
         XCTAssertEqual(Int(image[1, 1].x), 128, accuracy: 1)
         XCTAssertEqual(image[1, 1].x, image[1, 1].z)
         // NV12 red: Y 81, U 90, V 240 (BT.601 limited) → about (255, 0, 0).
         var nv12: [UInt8] = [81, 81, 81, 81, 90, 240]
-        FrameConverter(format: .nv12, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2)
+        try FrameConverter(format: .nv12, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2)
             .convert(UnsafeRawBufferPointer(start: &nv12, count: 6), into: &image)
         XCTAssertGreaterThan(image[0, 0].x, 240)
         XCTAssertLessThan(image[0, 0].y, 15)
         XCTAssertLessThan(image[0, 0].z, 15)
     }
 
-    func testScalingCentreCropsToTheDestinationAspect() {
+    func testScalingCentreCropsToTheDestinationAspect() throws {
         // A 4×2 source whose left and right quarters are black, middle white, into 2×2: the
         // 2:1 frame is cropped to its centre square, so all white.
         var src = [UInt8](repeating: 0, count: 4 * 2 * 3)
         for y in 0..<2 { for x in 1...2 { for c in 0..<3 { src[(y * 4 + x) * 3 + c] = 255 } } }
         var image = RGBImage(width: 2, height: 2)
-        FrameConverter(format: .bgr888, sourceWidth: 4, sourceHeight: 2, stride: 12, width: 2, height: 2)
+        try FrameConverter(format: .bgr888, sourceWidth: 4, sourceHeight: 2, stride: 12, width: 2, height: 2)
             .convert(UnsafeRawBufferPointer(start: &src, count: src.count), into: &image)
         XCTAssertEqual(Set(image.pixels), [255])
+    }
+
+    func testAShortBufferIsAnErrorAndLeavesTheImageAlone() {
+        // A 2×2 BGR888 frame needs 12 bytes; 11 arrive (a truncated or misdescribed buffer).
+        var src = [UInt8](repeating: 200, count: 11)
+        var image = RGBImage(width: 2, height: 2, pixels: [UInt8](repeating: 7, count: 12))
+        let converter = FrameConverter(format: .bgr888, sourceWidth: 2, sourceHeight: 2, stride: 6, width: 2, height: 2)
+        XCTAssertThrowsError(try converter.convert(UnsafeRawBufferPointer(start: &src, count: src.count), into: &image)) { error in
+            XCTAssertEqual("\(error)", "camera failed (a 2×2 frame arrived in 11 bytes, 12 expected)")
+        }
+        XCTAssertEqual(Set(image.pixels), [7], "the frame is not counted: the buffer keeps what it had")
     }
 
     func testFourccCodes() {

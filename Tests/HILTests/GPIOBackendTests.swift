@@ -1,6 +1,6 @@
 import Controls
 import Foundation
-import GPIO
+import BoardIO
 import XCTest
 
 /// Real libgpiod on gpio-sim in the HIL VM (LOOPIX_HIL=1): lines named after the controls;

@@ -1,6 +1,6 @@
 import Controls
 import Foundation
-import GPIO
+import BoardIO
 import XCTest
 
 /// The IMU driver on i2c-stub in the HIL VM (LOOPIX_HIL=1): a register file at 0x68 preloaded

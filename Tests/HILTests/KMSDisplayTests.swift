@@ -1,5 +1,6 @@
 import Controls
 import Display
+import Viewfinder
 import FilmCore
 import Foundation
 import ImageFiles
@@ -12,8 +13,7 @@ final class KMSDisplayTests: XCTestCase {
 
     private func open(_ rotation: ScreenRotation = .none, flip: FlipAPI = .auto) throws -> KMSDisplay {
         try requireHIL()
-        return try KMSDisplay(KMSConfiguration(connector: connector, rotation: rotation, cards: [card], flip: flip),
-                              log: { print("display: \($0)") })
+        return try KMSDisplay(KMSConfiguration(connector: connector, rotation: rotation, cards: [card], flip: flip))
     }
 
     private func gray(_ display: KMSDisplay, _ level: UInt8 = 90) -> RGBImage {
@@ -88,7 +88,7 @@ final class KMSDisplayTests: XCTestCase {
 
     func testAnotherMasterIsAClearError() throws {
         let first = try open()
-        XCTAssertThrowsError(try KMSDisplay(KMSConfiguration(connector: connector, cards: [card]), log: { _ in })) { error in
+        XCTAssertThrowsError(try KMSDisplay(KMSConfiguration(connector: connector, cards: [card]))) { error in
             XCTAssertTrue("\(error)".hasPrefix("/dev/dri/card0: another program holds the display (DRM master):"), "\(error)")
         }
         XCTAssertTrue(first.isConnected)

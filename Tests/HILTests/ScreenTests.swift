@@ -1,5 +1,6 @@
 import Controls
 import Display
+import Viewfinder
 import FilmCore
 import Foundation
 import XCTest
@@ -30,7 +31,7 @@ final class ScreenTests: XCTestCase {
 
     private func overlayReadBack(_ flip: FlipAPI) throws {
         let card = try ScreenDump.virtioCard()
-        let display = try KMSDisplay(KMSConfiguration(cards: [card], flip: flip), log: { print("display: \($0)") })
+        let display = try KMSDisplay(KMSConfiguration(cards: [card], flip: flip))
         XCTAssertEqual(display.usesAtomic, flip == .atomic, display.name)
         var model = OverlayModel()
         model.grid = true

@@ -1,5 +1,6 @@
 import Controls
 import Foundation
+import BoardIO
 import XCTest
 
 /// A tap through a uinput touch screen arrives as the right focus point.
@@ -7,7 +8,7 @@ final class HILTouchTests: XCTestCase {
     private func tap(rotation: ScreenRotation, x: Int32, y: Int32) throws -> InputEvent? {
         try requireHIL()
         let screen = try UInputTouchscreen(maxX: 4095, maxY: 4095)
-        let input = EvdevInput(rotation: rotation, log: { print($0) })
+        let input = EvdevInput(rotation: rotation)
         // Wait for the device node and open it before the tap (evdev only queues to open clients).
         let start = Date()
         while !input.openDevices.contains(where: { $0.path == screen.devnode }) && Date().timeIntervalSince(start) < 3 {

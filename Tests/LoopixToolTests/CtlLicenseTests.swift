@@ -1,4 +1,5 @@
 import Appliance
+import ControlProtocol
 import Foundation
 import XCTest
 @testable import LoopixTool
@@ -31,7 +32,7 @@ final class CtlLicenseTests: XCTestCase {
         defer { server.close() }
         var printed: [String] = []
         try CtlCommand.run(["status", "--socket", server.path]) { printed.append($0) }
-        XCTAssertTrue(printed[0].contains("\"preset\" : \"portra\""), printed[0])
+        XCTAssertTrue(printed[0].contains("\n  \"preset\": \"portra\""), printed[0])
         XCTAssertThrowsError(try CtlCommand.run(["lens", "1"], environment: ["LOOPIX_SOCKET": server.path]) { _ in }) { error in
             XCTAssertEqual((error as? ToolError)?.message, "lens: no such lens")
             XCTAssertEqual((error as? ToolError)?.status, 1)

@@ -30,7 +30,4 @@ int CLoopixDRM_atomic_set(int fd, uint32_t object_id, uint32_t property_id, uint
 /// The connector's status as the kernel last saw it, without probing it (no EDID read) and
 /// without allocating: 1 connected, 2 disconnected, 3 unknown, or a negative errno.
 int CLoopixDRM_connector_status(int fd, uint32_t connector_id);
-
-/// clock_gettime(CLOCK_MONOTONIC) in microseconds.
-int64_t CLoopixDRM_monotonic_usec(void);
 #endif

@@ -7,4 +7,7 @@
 /// (EEXIST otherwise). EINVAL or ENOSYS mean the filesystem or kernel lacks the flag.
 int CLoopixSys_renameNoReplace(int fromDirFD, const char *from, int toDirFD, const char *to);
 
+/// Names the calling thread (at most 15 bytes show in ps/top): prctl(PR_SET_NAME).
+void CLoopixSys_setThreadName(const char *name);
+
 #endif

@@ -1,5 +1,5 @@
 import Controls
-import GPIO
+import BoardIO
 import XCTest
 
 final class ButtonLogicTests: XCTestCase {

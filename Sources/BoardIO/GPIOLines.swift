@@ -1,6 +1,7 @@
 import CGPIOShim
 import Controls
 import Foundation
+import System
 
 /// Why a GPIO operation failed: the errno and what was being done, on one line.
 public struct GPIOError: Error, Equatable, CustomStringConvertible {
@@ -11,7 +12,7 @@ public struct GPIOError: Error, Equatable, CustomStringConvertible {
         self.what = what
     }
     public var description: String {
-        errno == ERANGE ? "\(what): a line offset is beyond the chip's lines" : "\(what): \(String(cString: strerror(errno))) (errno \(errno))"
+        errno == ERANGE ? "\(what): a line offset is beyond the chip's lines" : "\(what): \(Errno(errno))"
     }
 }
 

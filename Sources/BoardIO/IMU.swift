@@ -1,4 +1,6 @@
+import Controls
 import Foundation
+import System
 
 /// Why an SMBus transfer failed: the errno and what was being done.
 public struct SMBusError: Error, Equatable, CustomStringConvertible {
@@ -8,7 +10,7 @@ public struct SMBusError: Error, Equatable, CustomStringConvertible {
         self.errno = errno
         self.what = what
     }
-    public var description: String { "\(what): \(String(cString: strerror(errno))) (errno \(errno))" }
+    public var description: String { "\(what): \(Errno(errno))" }
 }
 
 /// One device on an SMBus (a chip at an address), as the IMU driver needs it. The real one is
@@ -115,7 +117,8 @@ public struct IMURegisters: Sendable {
 public final class IMUSensor: MotionSensor {
     public let name: String
     public let chip: IMUChip
-    private let worker: Worker
+    private let sampler: Sampler
+    private let thread = Locked<WorkerThread?>(nil)
 
     /// Identifies and configures the chip at `device`; throws when it is none of the known
     /// ones (`.badData`) or does not answer (`.notResponding`).
@@ -139,75 +142,68 @@ public final class IMUSensor: MotionSensor {
         }
         self.chip = chip
         name = "\(chip.rawValue) on \(device.location)"
-        worker = Worker(device: device, registers: registers, name: name, interval: 1 / max(1, min(rate, 1000)),
-                        failureLimit: failureLimit, garbageLimit: garbageLimit)
-        if start { worker.start() }
+        sampler = Sampler(device: device, registers: registers, name: name, failureLimit: failureLimit, garbageLimit: garbageLimit)
+        if start {
+            let sampler = self.sampler, microseconds = UInt32(1e6 / max(1, min(rate, 1000)))
+            let reader: WorkerThread
+            do {
+                reader = try WorkerThread(name: "loopix.imu") { token in
+                    while !token.shouldStop && sampler.isAlive {
+                        sampler.poll()
+                        usleep(microseconds)
+                    }
+                }
+            } catch {
+                throw MotionSensorError.notResponding("\(name): \(error)")
+            }
+            thread.withLock { $0 = reader }
+        }
     }
 
-    deinit { worker.stop() }
+    deinit { stop() }
 
     public func read() throws -> MotionSample {
-        try worker.latest()
+        try sampler.latest()
     }
 
-    /// One read on the caller's thread (tests, and the worker itself): updates the latest sample.
-    public func poll() { worker.poll() }
+    /// One read on the caller's thread (tests, and the reading thread itself): updates the latest sample.
+    public func poll() { sampler.poll() }
 
     /// Stops the reading thread (also done by deinit).
-    public func stop() { worker.stop() }
+    public func stop() {
+        let t = thread.withLock { t -> WorkerThread? in
+            defer { t = nil }
+            return t
+        }
+        t?.stop()
+    }
 
-    /// The reading thread's state; the thread holds this, not the sensor, so dropping the
-    /// sensor stops it. Mutable state is behind `state`.
-    private final class Worker: @unchecked Sendable {  // `device` is only used under `busLock`.
+    /// Reads and judges samples; shared by the reading thread and `read()`. `@unchecked
+    /// Sendable`: `device` is only used under `busLock`, everything else is in `state`.
+    private final class Sampler: @unchecked Sendable {
         let device: SMBusDevice & Sendable
         let registers: IMURegisters
         let name: String
-        let interval: Double
         let failureLimit: Int
         let garbageLimit: Int
-        let busLock = NSLock()
+        let busLock = Lock()
         struct State {
             var sample = MotionSample.level
             var failures = 0
             var garbage = 0
             var dead: MotionSensorError?
-            var stopping = false
-            var running = false
         }
         let state = Locked(State())
-        let done = DispatchSemaphore(value: 0)
 
-        init(device: SMBusDevice & Sendable, registers: IMURegisters, name: String, interval: Double, failureLimit: Int, garbageLimit: Int) {
+        init(device: SMBusDevice & Sendable, registers: IMURegisters, name: String, failureLimit: Int, garbageLimit: Int) {
             self.device = device
             self.registers = registers
             self.name = name
-            self.interval = interval
             self.failureLimit = failureLimit
             self.garbageLimit = garbageLimit
         }
 
-        func start() {
-            state.withLock { $0.running = true }
-            let thread = Thread { [self] in
-                while state.withLock({ !$0.stopping && $0.dead == nil }) {
-                    poll()
-                    Thread.sleep(forTimeInterval: interval)
-                }
-                done.signal()
-            }
-            thread.name = "loopix.imu"
-            thread.start()
-        }
-
-        func stop() {
-            let wait = state.withLock { s -> Bool in
-                let was = s.running
-                s.stopping = true
-                s.running = false
-                return was
-            }
-            if wait { done.wait() }
-        }
+        var isAlive: Bool { state.withLock { $0.dead == nil } }
 
         func latest() throws -> MotionSample {
             try state.withLock { s throws -> MotionSample in

@@ -1,5 +1,6 @@
 import Controls
 import Foundation
+import System
 
 /// What the buttons and the encoder mean, from edges: pure logic, driven by `ButtonInput`'s
 /// thread and by tests with synthetic timestamps.
@@ -92,7 +93,7 @@ public struct ButtonLogic: Sendable {
 /// thread polls the request's fd (50 ms timeout, so `stop` is quick), turns edges into
 /// `InputEvent`s (`ButtonLogic`) and queues them for `drain()`. A chip that vanishes (or any
 /// read error) ends the thread with one warning; the daemon keeps running without buttons.
-public final class ButtonInput: InputSource {
+public final class ButtonInput: InputSource, Sendable {
     public struct Settings: Sendable, Equatable {
         /// The chip: path, name or label.
         public var chip: String
@@ -107,91 +108,67 @@ public final class ButtonInput: InputSource {
     }
 
     public let name: String
-    private let worker: Worker
+    private let events = Locked<[InputEvent]>([])
+    private let thread: WorkerThread
 
-    /// Requests the lines and starts the thread. `warn` gets one-line problems (from the thread).
-    public init(_ settings: Settings, warn: @escaping @Sendable (String) -> Void = { _ in }) throws(GPIOError) {
+    /// Requests the lines and starts the thread; problems found later are logged (one line each).
+    public init(_ settings: Settings) throws(GPIOError) {
         let order = settings.pins.sorted { $0.key < $1.key }
         let offsets = order.map(\.value)
         let debounceUs = UInt32(max(0, settings.debounceMilliseconds) * 1000)
         let perLine = order.map { $0.key.pressEvent == nil ? 0 : debounceUs }
         let lines = try GPIOLines(chip: settings.chip, offsets: offsets, debounceMicroseconds: perLine)
-        name = "GPIO buttons on \(settings.chip)"
-        if lines.noBias { warn("\(name): the kernel refused pull-ups (needs Linux 5.5+): fit external pull-up resistors") }
+        let name = "GPIO buttons on \(settings.chip)"
+        self.name = name
+        if lines.noBias { Log.warning("\(name): the kernel refused pull-ups (needs Linux 5.5+): fit external pull-up resistors") }
         var levels: [Int: Bool] = [:]
         if let v = try? lines.values() { for (o, l) in zip(offsets, v) { levels[o] = l } }
         let logic = ButtonLogic(pins: settings.pins,
                                 debounceNanoseconds: lines.kernelDebounce ? 0 : UInt64(debounceUs) * 1000,
                                 transitionsPerDetent: settings.transitionsPerDetent,
                                 acceleration: settings.acceleration, levels: levels)
-        worker = Worker(lines: lines, logic: logic, name: name, warn: warn)
-        worker.start()
+        let reader = Reader(lines: lines, logic: logic, name: name, events: events)
+        do {
+            thread = try WorkerThread(name: "loopix.gpio") { token in reader.run(token) }
+        } catch {
+            throw GPIOError(errno: error.errno.rawValue, what: "\(name): starting the reading thread")
+        }
     }
 
-    deinit { worker.stop() }
+    deinit { thread.stop() }
 
     public func drain() -> [InputEvent] {
-        worker.queue.withLock { q in
+        events.withLock { q in
             defer { q.removeAll(keepingCapacity: true) }
             return q
         }
     }
 
     /// Stops the thread and keeps the lines until deinit.
-    public func stop() { worker.stop() }
+    public func stop() { thread.stop() }
 
     /// Whether the thread is still reading (false after a vanished chip or `stop`).
-    public var isRunning: Bool { worker.flags.withLock { $0.running } }
+    public var isRunning: Bool { !thread.isFinished }
 
-    /// The reading thread's state; the thread holds this, not the `ButtonInput`, so dropping
-    /// the input stops it. `lines` and `logic` are touched only by the thread (and `init`).
-    private final class Worker: @unchecked Sendable {
+    /// The reading loop. `@unchecked Sendable`: `lines` and `logic` are touched only by the
+    /// reading thread (after `init`); the events go out through the locked queue.
+    private final class Reader: @unchecked Sendable {
         let lines: GPIOLines
         var logic: ButtonLogic
         let name: String
-        let warn: @Sendable (String) -> Void
-        let queue = Locked<[InputEvent]>([])
-        struct Flags { var stopping = false; var running = false }
-        let flags = Locked(Flags())
-        let done = DispatchSemaphore(value: 0)
+        let events: Locked<[InputEvent]>
 
-        init(lines: GPIOLines, logic: ButtonLogic, name: String, warn: @escaping @Sendable (String) -> Void) {
+        init(lines: GPIOLines, logic: ButtonLogic, name: String, events: Locked<[InputEvent]>) {
             self.lines = lines
             self.logic = logic
             self.name = name
-            self.warn = warn
+            self.events = events
         }
 
-        func start() {
-            flags.withLock { $0.running = true }
-            let thread = Thread { [self] in
-                run()
-                flags.withLock { $0.running = false }
-                done.signal()
-            }
-            thread.name = "loopix.gpio"
-            thread.start()
-        }
-
-        func stop() {
-            let wait = flags.withLock { f -> Bool in
-                let was = f.running && !f.stopping
-                f.stopping = true
-                return was
-            }
-            if wait { done.wait() }
-        }
-
-        static func now() -> UInt64 {
-            var ts = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &ts)
-            return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-        }
-
-        func emit(_ events: [InputEvent]) {
-            guard !events.isEmpty else { return }
-            queue.withLock { q in
-                for e in events {
+        func emit(_ new: [InputEvent]) {
+            guard !new.isEmpty else { return }
+            events.withLock { q in
+                for e in new {
                     if case .encoderTurned(let n) = e, case .encoderTurned(let m)? = q.last, (n > 0) == (m > 0) {
                         q[q.count - 1] = .encoderTurned(m + n)
                     } else {
@@ -201,33 +178,32 @@ public final class ButtonInput: InputSource {
             }
         }
 
-        func run() {
+        func run(_ token: WorkerThread.Token) {
             var lost: UInt64 = 0
-            var idleSince = Self.now()
-            while !flags.withLock({ $0.stopping }) {
-                let now = Self.now()
+            var idleSince = MonotonicClock.now()
+            while !token.shouldStop {
                 var timeout: Int32 = 50
                 if let deadline = logic.nextDeadline {
-                    timeout = deadline <= now ? 0 : Int32(min(50, (deadline - now + 999_999) / 1_000_000))
+                    timeout = min(50, Deadline(nanoseconds: deadline).pollTimeout)
                 }
                 var p = pollfd(fd: lines.fd, events: Int16(POLLIN), revents: 0)
                 let r = poll(&p, 1, timeout)
                 if r < 0 && errno != EINTR {
-                    warn("\(name): polling stopped (\(String(cString: strerror(errno)))); buttons and encoder off")
+                    Log.warning("\(name): polling stopped (\(Errno.current)); buttons and encoder off")
                     return
                 }
                 if r > 0 && p.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && p.revents & Int16(POLLIN) == 0 {
-                    warn("\(name): the GPIO chip is gone; buttons and encoder off")
+                    Log.warning("\(name): the GPIO chip is gone; buttons and encoder off")
                     return
                 }
                 do {
                     if r > 0 {
                         for e in try lines.readEvents() { emit(logic.edge(e)) }
-                        idleSince = Self.now()
+                        idleSince = MonotonicClock.now()
                     }
-                    emit(logic.tick(at: Self.now()))
+                    emit(logic.tick(at: MonotonicClock.now()))
                     // Idle for 200 ms: compare with the real levels (repairs lost events).
-                    let t = Self.now()
+                    let t = MonotonicClock.now()
                     if r == 0 && logic.nextDeadline == nil && t - idleSince > 200_000_000 {
                         let v = try lines.values()
                         var levels: [Int: Bool] = [:]
@@ -236,11 +212,11 @@ public final class ButtonInput: InputSource {
                         idleSince = t
                     }
                 } catch {
-                    warn("\(name): \(error); buttons and encoder off")
+                    Log.warning("\(name): \(error); buttons and encoder off")
                     return
                 }
                 if logic.lostEvents > lost {
-                    warn("\(name): the kernel's event buffer overflowed, \(logic.lostEvents - lost) edge events lost (levels resynchronised when idle)")
+                    Log.warning("\(name): the kernel's event buffer overflowed, \(logic.lostEvents - lost) edge events lost (levels resynchronised when idle)")
                     lost = logic.lostEvents
                 }
             }

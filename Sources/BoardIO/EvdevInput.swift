@@ -1,60 +1,7 @@
 import CEvdev
+import Controls
 import Glibc
-
-/// Maps a touch screen's raw coordinates to the upright picture's normalised coordinates:
-/// the axis ranges come from the device's absinfo (ABS_X/ABS_Y or ABS_MT_POSITION_X/Y), the
-/// panel's rotation turns them back (see `ScreenRotation.unrotate`).
-public struct TouchMapping: Sendable, Equatable {
-    public var minX: Int32
-    public var maxX: Int32
-    public var minY: Int32
-    public var maxY: Int32
-    public var rotation: ScreenRotation
-
-    public init(minX: Int32, maxX: Int32, minY: Int32, maxY: Int32, rotation: ScreenRotation) {
-        self.minX = minX
-        self.maxX = maxX
-        self.minY = minY
-        self.maxY = maxY
-        self.rotation = rotation
-    }
-
-    /// The picture's normalised point (0…1, origin top left) under a raw touch point.
-    public func map(rawX: Int32, rawY: Int32) -> (x: Double, y: Double) {
-        func normalise(_ v: Int32, _ lo: Int32, _ hi: Int32) -> Double {
-            guard hi > lo else { return 0.5 }
-            let t = (Double(v) - Double(lo)) / (Double(hi) - Double(lo))
-            return min(1, max(0, t))
-        }
-        let u = normalise(rawX, minX, maxX)
-        let v = normalise(rawY, minY, maxY)
-        return rotation.unrotate(panelX: u, panelY: v)
-    }
-}
-
-/// Linux key codes (input-event-codes.h) → the key names `KeyboardMap` understands.
-public enum EvdevKeyNames {
-    public static let names: [UInt16: String] = {
-        var n: [UInt16: String] = [
-            1: "escape", 26: "[", 27: "]", 28: "return", 96: "return", 57: "space",
-            103: "up", 108: "down", 105: "left", 106: "right",
-        ]
-        let rows: [(UInt16, String)] = [(16, "qwertyuiop"), (30, "asdfghjkl"), (44, "zxcvbnm")]
-        for (start, letters) in rows {
-            for (i, c) in letters.enumerated() { n[start + UInt16(i)] = String(c) }
-        }
-        let digits: [(UInt16, String)] = [(2, "1"), (3, "2"), (4, "3"), (5, "4"), (6, "5"), (7, "6"), (8, "7"), (9, "8"), (10, "9"), (11, "0")]
-        for (code, d) in digits { n[code] = d }
-        return n
-    }()
-    /// KEY_LEFTSHIFT, KEY_RIGHTSHIFT.
-    public static let shiftKeys: Set<UInt16> = [42, 54]
-
-    public static func name(code: UInt16, shift: Bool) -> String? {
-        guard let base = names[code] else { return nil }
-        return shift ? "shift+\(base)" : base
-    }
-}
+import System
 
 /// One opened evdev device (fd and libevdev handle; both freed in deinit).
 final class EvdevDevice {
@@ -133,9 +80,10 @@ final class EvdevDevice {
 /// - Keys become events through `keyboard` (`KeyboardMap`): presses fire, auto-repeats fire
 ///   only for repeating events (the encoder's ↑/↓), shift is tracked. Keyboards are not grabbed
 ///   (the console still sees them).
-public final class EvdevInput: InputSource, @unchecked Sendable {
-    // @unchecked: drained from the controller's thread only (the InputSource contract); it has
-    // no thread of its own.
+///
+/// Not `Sendable`: it has no thread of its own and lives on the controller's thread, which
+/// drains it (the `InputSource` contract).
+public final class EvdevInput: InputSource {
     public var name: String { "evdev input in \(directory)" }
     public let directory: String
     public let rotation: ScreenRotation
@@ -143,19 +91,13 @@ public final class EvdevInput: InputSource, @unchecked Sendable {
     private var devices: [String: EvdevDevice] = [:]
     /// Paths that are neither touch screen nor keyboard (or could not be opened).
     private var ignored: Set<String> = []
-    private var lastScan: timespec = timespec(tv_sec: 0, tv_nsec: 0)
-    private var scanned = false
-    private let log: @Sendable (String) -> Void
+    /// When `drain` looks for new devices next (every 2 s).
+    private var nextScan = Deadline(nanoseconds: 0)
 
-    public init(directory: String = "/dev/input", rotation: ScreenRotation = .none, keyboard: KeyboardMap = .standard,
-                log: @escaping @Sendable (String) -> Void = { line in
-                    let text = "<6>\(line)\n"
-                    _ = text.withCString { write(2, $0, strlen($0)) }
-                }) {
+    public init(directory: String = "/dev/input", rotation: ScreenRotation = .none, keyboard: KeyboardMap = .standard) {
         self.directory = directory
         self.rotation = rotation
         self.keyboard = keyboard
-        self.log = log
     }
 
     /// The devices in use: (path, name, "touch" or "keyboard").
@@ -165,10 +107,7 @@ public final class EvdevInput: InputSource, @unchecked Sendable {
 
     /// Looks for new devices now (drain does it every 2 s).
     public func rescan() {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        lastScan = now
-        scanned = true
+        nextScan = .after(seconds: 2)
         guard let dir = opendir(directory) else { return }
         defer { closedir(dir) }
         var present: Set<String> = []
@@ -182,7 +121,7 @@ public final class EvdevInput: InputSource, @unchecked Sendable {
             guard devices[path] == nil, !ignored.contains(path) else { continue }
             if let device = EvdevDevice(path: path, rotation: rotation) {
                 devices[path] = device
-                log("input: \(device.kind == .touch ? "touch screen" : "keyboard") \(device.name) at \(path)")
+                Log.info("input: \(device.kind == .touch ? "touch screen" : "keyboard") \(device.name) at \(path)")
             } else {
                 ignored.insert(path)
             }
@@ -191,9 +130,7 @@ public final class EvdevInput: InputSource, @unchecked Sendable {
     }
 
     public func drain() -> [InputEvent] {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        if !scanned || now.tv_sec - lastScan.tv_sec >= 2 { rescan() }
+        if nextScan.hasPassed { rescan() }
         var events: [InputEvent] = []
         var gone: [String] = []
         for (path, device) in devices {
@@ -217,7 +154,7 @@ public final class EvdevInput: InputSource, @unchecked Sendable {
                 }
                 if r != -EAGAIN {
                     gone.append(path)
-                    log("input: \(device.name) at \(path) went away (\(String(cString: strerror(-r))))")
+                    Log.info("input: \(device.name) at \(path) went away (\(Errno(-r).message))")
                 }
                 break
             }
@@ -278,7 +215,7 @@ public final class UInputTouchscreen {
 
     public struct Failure: Error, CustomStringConvertible {
         public let errno: Int32
-        public var description: String { "uinput: creating a virtual touch screen failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+        public var description: String { "uinput: creating a virtual touch screen failed: \(Errno(errno))" }
     }
 
     public init(name: String = "Loopix test touch screen", maxX: Int32 = 4095, maxY: Int32 = 4095) throws(Failure) {

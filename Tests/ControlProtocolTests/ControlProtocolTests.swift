@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
-@testable import Appliance
+@testable import ControlProtocol
+import StrictJSON
 
 final class ControlProtocolTests: XCTestCase {
     private func ok(_ line: String) -> ControlRequest? {
@@ -49,31 +50,34 @@ final class ControlProtocolTests: XCTestCase {
     }
 
     func testErrors() {
-        XCTAssertEqual(err("status"), "request is not valid JSON (send one JSON object per line)")
+        XCTAssertEqual(err("status"), "request is not valid JSON (line 1, column 1: expected a value, found 's'; send one JSON object per line)")
         XCTAssertEqual(err("[1]"), "request must be a JSON object, e.g. {\"cmd\":\"status\"}")
         XCTAssertEqual(err("{}"), "request has no \"cmd\" string")
         XCTAssertEqual(err("{\"cmd\":5}"), "request has no \"cmd\" string")
         XCTAssertEqual(err("{\"cmd\":\"explode\"}"),
                        "unknown cmd \"explode\" (known: status, capture, preset, intensity, ev, lens, mode, grid, handedness, snapshot, simulate)")
         XCTAssertEqual(err("{\"cmd\":\"preset\"}"), "preset: \"name\" is missing")
-        XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":3}"), "preset: \"name\" must be a string")
+        XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":3}"), "preset: \"name\" must be a string, not a number")
         XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":\"Bad Name\"}"),
-                       "preset: \"name\" \"Bad Name\" is out of range (allowed 1 to 32 characters of a–z, 0–9 and -)")
+                       "preset: \"name\" \"Bad Name\" is not a preset id (1 to 32 characters of a–z, 0–9 and -)")
         XCTAssertEqual(err("{\"cmd\":\"intensity\",\"value\":170}"), "intensity: \"value\" 170 is out of range (allowed 0…100 %)")
-        XCTAssertEqual(err("{\"cmd\":\"intensity\",\"value\":\"70\"}"), "intensity: \"value\" must be a number")
-        XCTAssertEqual(err("{\"cmd\":\"intensity\",\"value\":true}"), "intensity: \"value\" must be a number")
+        XCTAssertEqual(err("{\"cmd\":\"intensity\",\"value\":\"70\"}"), "intensity: \"value\" must be a number, not a string")
+        XCTAssertEqual(err("{\"cmd\":\"intensity\",\"value\":true}"), "intensity: \"value\" must be a number, not true or false")
         XCTAssertEqual(err("{\"cmd\":\"ev\",\"value\":-3.5}"), "ev: \"value\" -3.5 is out of range (allowed -3…3 stops)")
-        XCTAssertEqual(err("{\"cmd\":\"lens\",\"index\":1.5}"), "lens: \"index\" must be a whole number, not 1.5")
+        XCTAssertEqual(err("{\"cmd\":\"lens\",\"index\":1.5}"), "lens: \"index\" 1.5 must be a whole number")
         XCTAssertEqual(err("{\"cmd\":\"lens\",\"index\":16}"), "lens: \"index\" 16 is out of range (allowed 0…15)")
-        XCTAssertEqual(err("{\"cmd\":\"mode\",\"value\":\"slowmo\"}"), "mode: \"value\" \"slowmo\" is out of range (allowed \"photo\" or \"video\")")
-        XCTAssertEqual(err("{\"cmd\":\"grid\",\"value\":\"on\"}"), "grid: \"value\" must be true or false")
-        XCTAssertEqual(err("{\"cmd\":\"handedness\",\"value\":1}"), "handedness: \"value\" must be \"left\" or \"right\"")
+        XCTAssertEqual(err("{\"cmd\":\"mode\",\"value\":\"slowmo\"}"), "mode: \"value\" \"slowmo\" is not one of \"photo\", \"video\"")
+        XCTAssertEqual(err("{\"cmd\":\"grid\",\"value\":\"on\"}"), "grid: \"value\" must be true or false, not a string")
+        XCTAssertEqual(err("{\"cmd\":\"handedness\",\"value\":1}"), "handedness: \"value\" must be one of \"left\", \"right\"")
         XCTAssertEqual(err("{\"cmd\":\"snapshot\",\"path\":\"x.png\"}"), "snapshot: \"path\" must be an absolute file path")
         XCTAssertEqual(err("{\"cmd\":\"simulate\",\"fault\":\"fire\",\"seconds\":1}"),
-                       "simulate: \"fault\" \"fire\" is out of range (allowed \"stall\" or \"disconnect\")")
+                       "simulate: \"fault\" \"fire\" is not one of \"stall\", \"disconnect\"")
         XCTAssertEqual(err("{\"cmd\":\"simulate\",\"fault\":\"stall\",\"seconds\":600}"), "simulate: \"seconds\" 600 is out of range (allowed 0…60 s)")
-        XCTAssertEqual(err("{\"cmd\":\"status\",\"verbose\":true}"), "status: unknown field \"verbose\"")
+        XCTAssertEqual(err("{\"cmd\":\"status\",\"verbose\":true}"), "status: \"verbose\" unknown field")
         XCTAssertEqual(err("{\"cmd\":\"status\",\"id\":[1]}"), "request: \"id\" must be a string or a whole number")
+        XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":null}"), "preset: \"name\" is missing", "null is absent, as everywhere")
+        XCTAssertEqual(err("{\"cmd\":\"ev\",\"value\":1,\"value\":2}"),
+                       "request is not valid JSON (line 1, column 23: duplicate key \"value\"; send one JSON object per line)")
         switch ControlRequest.parse(line: [0x7B, 0xFF, 0xFE, 0x7D]) {
         case .failure(let e): XCTAssertEqual(e, .notUTF8)
         case .success: XCTFail()
@@ -89,7 +93,7 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(f.jsonLine, "{\"ok\":false,\"error\":\"no lens 3 (this camera has 2)\"}\n")
         // Every reply is valid JSON.
         for line in [r.jsonLine, f.jsonLine, ControlReply.failure("tab\there \"q\" \u{1}").jsonLine] {
-            XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)))
+            XCTAssertNoThrow(try JSONParser.parse(String(line.dropLast())))
             XCTAssertEqual(line.filter { $0 == "\n" }.count, 1)
         }
     }

@@ -2,7 +2,7 @@ import XCTest
 import Canvas
 import FilmCore
 import ImageFiles
-@testable import Display
+@testable import Viewfinder
 
 final class OverlayTests: XCTestCase {
     static let sizes = [(480, 320), (1920, 1080)]

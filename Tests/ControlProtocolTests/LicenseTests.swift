@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
-@testable import Appliance
+@testable import ControlProtocol
+import StrictJSON
 
 final class LicenseTests: XCTestCase {
     func testValidLicenseVerifies() throws {
@@ -58,8 +59,8 @@ final class LicenseTests: XCTestCase {
     func testGarbageFails() throws {
         let keys = try KeyPair.generate()
         let cases: [(String, String)] = [
-            ("hello", "license is malformed: not valid JSON"),
-            ("[]", "license is malformed: not a JSON object"),
+            ("hello", "license is malformed: not valid JSON: line 1, column 1: expected a value, found 'h'"),
+            ("[]", "license is malformed: not valid JSON: line 1, column 1: expected a JSON object ({…}), found an array"),
             ("{\"licensee\":\"A\"}", "license is malformed: version is missing"),
             ("{\"version\":2}", "license version 2 is not supported (this Loopix reads version 1)"),
             ("{\"version\":1,\"licensee\":\"A\",\"issued\":\"2026-11-30\",\"features\":[\"pro\"],\"keyId\":\"x\",\"signature\":\"abc\"}",

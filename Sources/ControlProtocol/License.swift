@@ -1,5 +1,6 @@
-import Foundation
 import CSodium
+import Foundation
+import StrictJSON
 
 /// Why a license or a key was rejected, on one line.
 public enum LicenseError: Error, Equatable, CustomStringConvertible {
@@ -134,8 +135,8 @@ public struct License: Sendable, Equatable {
 
     /// The bytes that are signed (see the type's documentation).
     public var canonicalPayload: [UInt8] {
-        let features = self.features.map(LoopixJSON.quote).joined(separator: ",")
-        let text = "{\"features\":[\(features)],\"issued\":\(LoopixJSON.quote(issued)),\"keyId\":\(LoopixJSON.quote(keyID)),\"licensee\":\(LoopixJSON.quote(licensee)),\"version\":\(version)}"
+        let features = self.features.map(JSONValue.quote).joined(separator: ",")
+        let text = "{\"features\":[\(features)],\"issued\":\(JSONValue.quote(issued)),\"keyId\":\(JSONValue.quote(keyID)),\"licensee\":\(JSONValue.quote(licensee)),\"version\":\(version)}"
         return Array(text.utf8)
     }
 
@@ -144,20 +145,19 @@ public struct License: Sendable, Equatable {
         guard publicKey.count == LicenseKeys.publicKeyLength else {
             throw .invalidKey("a public key is \(LicenseKeys.publicKeyLength) bytes, not \(publicKey.count)")
         }
-        let object: [String: Any]
-        switch LoopixJSON.object(fileBytes) {
-        case .success(let o): object = o
-        case .failure(let problem): throw .malformed(problem.reason)
-        }
-        var r = StrictJSONReader(object) { field, message in LicenseError.malformed("\(field) \(message)") }
-        guard let v = r.value("version") else { throw .malformed("version is missing") }
-        guard let version = LoopixJSON.integer(v) else { throw .malformed("version must be a whole number") }
+        let object: JSONObject
+        do { object = try JSONParser.parseObject(fileBytes) } catch { throw .malformed("not valid JSON: \(error)") }
+        var r = JSONFields(object) { field, message in LicenseError.malformed("\(field) \(message)") }
+        guard let version = try r.integer("version", in: Int.min...Int.max) else { throw .malformed("version is missing") }
         guard version == currentVersion else { throw .unknownVersion(version) }
         let licensee = try r.string("licensee")
         let issued = try r.string("issued")
         guard isDate(issued) else { throw .malformed("issued \"\(issued)\" is not a date (YYYY-MM-DD)") }
-        guard let fv = r.value("features") else { throw .malformed("features is missing") }
-        guard let features = fv as? [String] else { throw .malformed("features must be a list of strings") }
+        guard case .array(let items) = try r.required("features"),
+              case let features = items.compactMap({ v -> String? in if case .string(let s) = v { return s } else { return nil } }),
+              features.count == items.count else {
+            throw .malformed("features must be a list of strings")
+        }
         let keyID = try r.string("keyId")
         let signatureText = try r.string("signature")
         try r.rejectUnknown()
@@ -193,15 +193,15 @@ public struct License: Sendable, Equatable {
         guard crypto_sign_detached(&signature, nil, payload, UInt64(payload.count), secretKey) == 0 else {
             throw .crypto("crypto_sign_detached failed")
         }
-        let features = license.features.map(LoopixJSON.quote).joined(separator: ", ")
+        let features = license.features.map(JSONValue.quote).joined(separator: ", ")
         let text = """
         {
           "version": \(license.version),
-          "licensee": \(LoopixJSON.quote(licensee)),
-          "issued": \(LoopixJSON.quote(date)),
+          "licensee": \(JSONValue.quote(licensee)),
+          "issued": \(JSONValue.quote(date)),
           "features": [\(features)],
-          "keyId": \(LoopixJSON.quote(license.keyID)),
-          "signature": \(LoopixJSON.quote(LicenseKeys.encode(signature)))
+          "keyId": \(JSONValue.quote(license.keyID)),
+          "signature": \(JSONValue.quote(LicenseKeys.encode(signature)))
         }
 
         """

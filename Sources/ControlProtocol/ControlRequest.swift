@@ -1,4 +1,4 @@
-import Foundation
+import StrictJSON
 
 // The control socket's line protocol. See `ControlRequest` for the documentation.
 
@@ -9,37 +9,38 @@ public enum ControlRequestID: Sendable, Equatable {
 
     var json: String {
         switch self {
-        case .string(let s): return LoopixJSON.quote(s)
+        case .string(let s): return JSONValue.quote(s)
         case .number(let n): return String(n)
         }
     }
 }
 
+/// Which hand holds the camera: decides which side button is the shutter and where the
+/// on-screen controls sit.
+public enum Handedness: String, Codable, Sendable, Equatable, CaseIterable {
+    case left, right
+}
+
 /// A request that could not be understood, as one line (sent back as the reply's `error`).
-public enum ControlProtocolError: Error, Equatable, CustomStringConvertible {
-    case notJSON
+public enum ControlProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
+    case notJSON(JSONSyntaxError)
     case notObject
     case notUTF8
     case missingCommand
     case unknownCommand(String)
-    case missingField(command: String, field: String)
-    case wrongType(command: String, field: String, expected: String)
-    case outOfRange(command: String, field: String, value: String, allowed: String)
-    case unknownField(command: String, field: String)
+    /// A field of `command` that is missing, of the wrong type, out of range or unknown.
+    case field(command: String, field: String, message: String)
     case lineTooLong(limit: Int)
 
     public var description: String {
         switch self {
-        case .notJSON: return "request is not valid JSON (send one JSON object per line)"
+        case .notJSON(let e): return "request is not valid JSON (\(e); send one JSON object per line)"
         case .notObject: return "request must be a JSON object, e.g. {\"cmd\":\"status\"}"
         case .notUTF8: return "request is not valid UTF-8"
         case .missingCommand: return "request has no \"cmd\" string"
         case .unknownCommand(let c):
             return "unknown cmd \"\(c)\" (known: \(ControlRequest.commands.joined(separator: ", ")))"
-        case .missingField(let c, let f): return "\(c): \"\(f)\" is missing"
-        case .wrongType(let c, let f, let e): return "\(c): \"\(f)\" must be \(e)"
-        case .outOfRange(let c, let f, let v, let a): return "\(c): \"\(f)\" \(v) is out of range (allowed \(a))"
-        case .unknownField(let c, let f): return "\(c): unknown field \"\(f)\""
+        case .field(let c, let f, let m): return "\(c): \"\(f)\" \(m)"
         case .lineTooLong(let limit): return "request line longer than \(limit) bytes; closing the connection"
         }
     }
@@ -137,147 +138,84 @@ public enum ControlRequest: Sendable, Equatable {
     /// request itself is bad, so that an error reply can carry it).
     public static func parseWithID(line: [UInt8]) -> (id: ControlRequestID?, request: Result<ControlRequest, ControlProtocolError>) {
         guard String(validating: line, as: UTF8.self) != nil else { return (nil, .failure(.notUTF8)) }
-        let value: Any
-        do {
-            value = try JSONSerialization.jsonObject(with: Data(line), options: [])
-        } catch {
-            return (nil, .failure(.notJSON))
-        }
-        guard let object = value as? [String: Any] else { return (nil, .failure(.notObject)) }
+        let value: JSONValue
+        do { value = try JSONParser.parse(line) } catch { return (nil, .failure(.notJSON(error))) }
+        guard case .object(var object) = value else { return (nil, .failure(.notObject)) }
         var id: ControlRequestID? = nil
-        if let raw = object["id"] {
-            if let s = raw as? String { id = .string(s) }
-            else if let n = LoopixJSON.integer(raw) { id = .number(n) }
-            else { return (nil, .failure(.wrongType(command: "request", field: "id", expected: "a string or a whole number"))) }
+        if let raw = object["id"], raw != .null {
+            if case .string(let s) = raw { id = .string(s) }
+            else if let n = raw.integer, abs(n) < 1_000_000_000_000_000 { id = .number(n) }
+            else { return (nil, .failure(.field(command: "request", field: "id", message: "must be a string or a whole number"))) }
         }
+        object["id"] = nil
         return (id, parse(object: object))
     }
 
-    private static func parse(object: [String: Any]) -> Result<ControlRequest, ControlProtocolError> {
-        guard let cmd = object["cmd"] as? String else { return .failure(.missingCommand) }
+    private static func parse(object: JSONObject) -> Result<ControlRequest, ControlProtocolError> {
+        guard case .string(let cmd)? = object["cmd"] else { return .failure(.missingCommand) }
         var fields = object
         fields["cmd"] = nil
-        fields["id"] = nil
-        func take(_ f: String) throws(ControlProtocolError) -> Any {
-            guard let v = fields.removeValue(forKey: f), !(v is NSNull) else { throw .missingField(command: cmd, field: f) }
-            return v
-        }
-        func number(_ f: String, _ range: ClosedRange<Double>, unit: String = "") throws(ControlProtocolError) -> Double {
-            let v = try take(f)
-            guard let x = LoopixJSON.number(v) else { throw .wrongType(command: cmd, field: f, expected: "a number") }
-            guard range.contains(x) else {
-                throw .outOfRange(command: cmd, field: f, value: LoopixJSON.format(x),
-                                  allowed: "\(LoopixJSON.format(range.lowerBound))…\(LoopixJSON.format(range.upperBound))\(unit)")
-            }
-            return x
-        }
-        func choice<T: RawRepresentable & CaseIterable>(_ f: String, _ t: T.Type) throws(ControlProtocolError) -> T where T.RawValue == String {
-            let names = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
-            guard let s = try take(f) as? String else { throw .wrongType(command: cmd, field: f, expected: names) }
-            guard let t = T(rawValue: s) else { throw .outOfRange(command: cmd, field: f, value: "\"\(s)\"", allowed: names) }
-            return t
-        }
+        var r = JSONFields(fields) { field, message in ControlProtocolError.field(command: cmd, field: field, message: message) }
         do throws(ControlProtocolError) {
             let request: ControlRequest
             switch cmd {
             case "status": request = .status
             case "capture": request = .capture
             case "preset":
-                guard let name = try take("name") as? String else { throw .wrongType(command: cmd, field: "name", expected: "a string") }
+                let name = try r.string("name")
                 guard isValidPresetID(name) else {
-                    throw ControlProtocolError.outOfRange(command: cmd, field: "name", value: LoopixJSON.quote(String(name.prefix(40))),
-                                                          allowed: "1 to 32 characters of a–z, 0–9 and -")
+                    throw .field(command: cmd, field: "name",
+                                 message: "\(JSONValue.quote(String(name.prefix(40)))) is not a preset id (1 to 32 characters of a–z, 0–9 and -)")
                 }
                 request = .preset(name)
-            case "intensity": request = .intensity(try number("value", 0...100, unit: " %"))
-            case "ev": request = .ev(try number("value", -3...3, unit: " stops"))
-            case "lens":
-                let v = try take("index")
-                guard let x = LoopixJSON.number(v) else { throw .wrongType(command: cmd, field: "index", expected: "a whole number") }
-                guard let n = LoopixJSON.integer(v) else { throw .wrongType(command: cmd, field: "index", expected: "a whole number, not \(LoopixJSON.format(x))") }
-                guard (0...maxLensIndex).contains(n) else {
-                    throw .outOfRange(command: cmd, field: "index", value: String(n), allowed: "0…\(maxLensIndex)")
-                }
-                request = .lens(n)
-            case "mode": request = .mode(try choice("value", Mode.self))
-            case "grid":
-                guard let b = LoopixJSON.bool(try take("value")) else { throw .wrongType(command: cmd, field: "value", expected: "true or false") }
-                request = .grid(b)
-            case "handedness": request = .handedness(try choice("value", Handedness.self))
+            case "intensity": request = .intensity(try required(r.number("value", in: 0...100, unit: " %"), "value", cmd))
+            case "ev": request = .ev(try required(r.number("value", in: -3...3, unit: " stops"), "value", cmd))
+            case "lens": request = .lens(try required(r.integer("index", in: 0...maxLensIndex), "index", cmd))
+            case "mode": request = .mode(try required(r.choice("value", Mode.self), "value", cmd))
+            case "grid": request = .grid(try required(r.bool("value"), "value", cmd))
+            case "handedness": request = .handedness(try required(r.choice("value", Handedness.self), "value", cmd))
             case "snapshot":
-                guard let path = try take("path") as? String else { throw .wrongType(command: cmd, field: "path", expected: "a string") }
+                let path = try r.string("path")
                 guard path.hasPrefix("/"), !path.contains("\0"), path.utf8.count <= 4000 else {
-                    throw .wrongType(command: cmd, field: "path", expected: "an absolute file path")
+                    throw .field(command: cmd, field: "path", message: "must be an absolute file path")
                 }
                 request = .snapshot(path: path)
             case "simulate":
-                let fault = try choice("fault", Fault.self)
-                request = .simulate(fault: fault, seconds: try number("seconds", 0...maxSimulateSeconds, unit: " s"))
+                let fault = try required(r.choice("fault", Fault.self), "fault", cmd)
+                request = .simulate(fault: fault, seconds: try required(r.number("seconds", in: 0...maxSimulateSeconds, unit: " s"), "seconds", cmd))
             default:
-                throw ControlProtocolError.unknownCommand(String(cmd.prefix(40)))
+                throw .unknownCommand(String(cmd.prefix(40)))
             }
-            if let extra = fields.keys.sorted().first {
-                throw ControlProtocolError.unknownField(command: cmd, field: String(extra.prefix(40)))
-            }
+            try r.rejectUnknown(allowed: "")
             return .success(request)
         } catch {
             return .failure(error)
         }
     }
 
+    private static func required<T>(_ value: T?, _ field: String, _ cmd: String) throws(ControlProtocolError) -> T {
+        guard let value else { throw .field(command: cmd, field: field, message: "is missing") }
+        return value
+    }
+
     /// The request as one protocol line (with its newline), e.g. `{"cmd":"ev","value":-1.3}\n`.
     public func jsonLine(id: ControlRequestID? = nil) -> String {
-        var parts = ["\"cmd\":\(LoopixJSON.quote(command))"]
+        var parts = ["\"cmd\":\(JSONValue.quote(command))"]
         if let id { parts.append("\"id\":\(id.json)") }
         switch self {
         case .status, .capture: break
-        case .preset(let name): parts.append("\"name\":\(LoopixJSON.quote(name))")
-        case .intensity(let v), .ev(let v): parts.append("\"value\":\(LoopixJSON.format(v))")
+        case .preset(let name): parts.append("\"name\":\(JSONValue.quote(name))")
+        case .intensity(let v), .ev(let v): parts.append("\"value\":\(JSONValue.format(v))")
         case .lens(let i): parts.append("\"index\":\(i)")
-        case .mode(let m): parts.append("\"value\":\(LoopixJSON.quote(m.rawValue))")
+        case .mode(let m): parts.append("\"value\":\(JSONValue.quote(m.rawValue))")
         case .grid(let b): parts.append("\"value\":\(b)")
-        case .handedness(let h): parts.append("\"value\":\(LoopixJSON.quote(h.rawValue))")
-        case .snapshot(let path): parts.append("\"path\":\(LoopixJSON.quote(path))")
+        case .handedness(let h): parts.append("\"value\":\(JSONValue.quote(h.rawValue))")
+        case .snapshot(let path): parts.append("\"path\":\(JSONValue.quote(path))")
         case .simulate(let fault, let seconds):
-            parts.append("\"fault\":\(LoopixJSON.quote(fault.rawValue))")
-            parts.append("\"seconds\":\(LoopixJSON.format(seconds))")
+            parts.append("\"fault\":\(JSONValue.quote(fault.rawValue))")
+            parts.append("\"seconds\":\(JSONValue.format(seconds))")
         }
         return "{" + parts.joined(separator: ",") + "}\n"
-    }
-}
-
-/// A JSON value in a reply.
-public indirect enum ControlValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
-    case string(String)
-    case int(Int)
-    case double(Double)
-    case bool(Bool)
-    case null
-    case array([ControlValue])
-    case object([String: ControlValue])
-
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .int(value) }
-    public init(floatLiteral value: Double) { self = .double(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(arrayLiteral elements: ControlValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, ControlValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
-    }
-
-    /// Compact JSON; object keys in byte order; non-finite numbers as null.
-    public var json: String {
-        switch self {
-        case .string(let s): return LoopixJSON.quote(s)
-        case .int(let n): return String(n)
-        case .double(let x): return x.isFinite ? LoopixJSON.format(x) : "null"
-        case .bool(let b): return b ? "true" : "false"
-        case .null: return "null"
-        case .array(let items): return "[" + items.map(\.json).joined(separator: ",") + "]"
-        case .object(let fields):
-            return "{" + fields.sorted { $0.key < $1.key }.map { "\(LoopixJSON.quote($0.key)):\($0.value.json)" }.joined(separator: ",") + "}"
-        }
     }
 }
 
@@ -286,17 +224,17 @@ public struct ControlReply: Sendable, Equatable {
     public var ok: Bool
     public var error: String?
     /// Command-specific fields (for `status`: the state). `ok`, `id` and `error` are reserved.
-    public var fields: [String: ControlValue]
+    public var fields: [String: JSONValue]
     public var id: ControlRequestID?
 
-    public init(ok: Bool, error: String? = nil, fields: [String: ControlValue] = [:], id: ControlRequestID? = nil) {
+    public init(ok: Bool, error: String? = nil, fields: [String: JSONValue] = [:], id: ControlRequestID? = nil) {
         self.ok = ok
         self.error = error
         self.fields = fields
         self.id = id
     }
 
-    public static func success(_ fields: [String: ControlValue] = [:]) -> ControlReply {
+    public static func success(_ fields: [String: JSONValue] = [:]) -> ControlReply {
         ControlReply(ok: true, fields: fields)
     }
 
@@ -312,9 +250,9 @@ public struct ControlReply: Sendable, Equatable {
     public var jsonLine: String {
         var parts = ["\"ok\":\(ok)"]
         if let id { parts.append("\"id\":\(id.json)") }
-        if let error { parts.append("\"error\":\(LoopixJSON.quote(error))") }
+        if let error { parts.append("\"error\":\(JSONValue.quote(error))") }
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) where !["ok", "id", "error"].contains(key) {
-            parts.append("\(LoopixJSON.quote(key)):\(value.json)")
+            parts.append("\(JSONValue.quote(key)):\(value.serialized())")
         }
         return "{" + parts.joined(separator: ",") + "}\n"
     }

@@ -1,3 +1,4 @@
+import BoardIO
 import Controls
 import Foundation
 import XCTest

@@ -1,0 +1,151 @@
+import Controls
+import Dispatch
+import Display
+import FilmCore
+import Foundation
+import System
+import Viewfinder
+
+/// The live preview from the camera's frame to the screen: the buffers (allocated once per
+/// display size), the film engine at display size on every core, the on-screen interface, and
+/// the display itself — including moving onto a display that appears while headless and
+/// falling back to headless when one fails. Looks are compiled in the background and swapped
+/// in between frames. Lives on the controller's thread; nothing here allocates per frame.
+final class PreviewPipeline {
+    private(set) var display: DisplaySink
+    /// Looks for a display that has appeared (nil when none was asked for).
+    private let findDisplay: (() -> (display: DisplaySink, inputs: [InputSource])?)?
+    private var nextDisplayProbe = Deadline(nanoseconds: 0)
+    /// How often a headless preview looks for a display that was asked for.
+    static let displayProbeInterval: Double = 2
+
+    private var cameraFrame: RGBImage
+    private(set) var composed: RGBImage
+    private var renderer: FilmRenderer?
+    private var overlay: OverlayRenderer
+    private(set) var grainClock = GrainClock()
+    private let threads = ProcessInfo.processInfo.activeProcessorCount
+    private let looks = LookCompiler()
+
+    init(display: DisplaySink, findDisplay: (() -> (display: DisplaySink, inputs: [InputSource])?)?) {
+        self.display = display
+        self.findDisplay = findDisplay
+        cameraFrame = RGBImage(width: display.width, height: display.height)
+        composed = RGBImage(width: display.width, height: display.height)
+        overlay = OverlayRenderer(width: display.width, height: display.height)
+    }
+
+    var width: Int { composed.width }
+    var height: Int { composed.height }
+
+    /// Compiles `preset` in the background; the preview keeps the current look meanwhile.
+    func requestLook(_ preset: Preset) {
+        looks.compile(preset, reusing: renderer?.look.grainTexture)
+    }
+
+    /// The buffer the camera writes the next preview frame into.
+    func withCameraFrame<R>(_ body: (inout RGBImage) throws -> R) rethrows -> R {
+        try body(&cameraFrame)
+    }
+
+    /// Camera frame → film engine (the next grain frame, at `grainRate`) → interface → display.
+    func render(intensity: Double, grainRate: Double, overlay model: OverlayModel) {
+        adoptCompiledLook()
+        let grainFrame = grainClock.advance(rate: grainRate)
+        if let renderer {
+            cameraFrame.pixels.withUnsafeBufferPointer { src in
+                composed.pixels.withUnsafeMutableBufferPointer { dst in
+                    renderer.render(source: src.baseAddress!, destination: dst.baseAddress!, grainFrame: grainFrame,
+                                    threads: threads, intensity: intensity)
+                }
+            }
+        } else {
+            composed.pixels.withUnsafeMutableBufferPointer { dst in
+                cameraFrame.pixels.withUnsafeBufferPointer { src in dst.baseAddress!.update(from: src.baseAddress!, count: src.count) }
+            }
+        }
+        overlay.draw(model, on: &composed)
+        show()
+    }
+
+    /// A dark frame with the interface, while there is no camera.
+    func renderWithoutCamera(overlay model: OverlayModel) {
+        adoptCompiledLook()
+        composed.pixels.withUnsafeMutableBufferPointer { $0.update(repeating: 16) }
+        overlay.draw(model, on: &composed)
+        show()
+    }
+
+    private func show() {
+        do { try display.show(composed) } catch {
+            guard !(display is HeadlessDisplay),
+                  let headless = try? HeadlessDisplay(width: composed.width, height: composed.height) else { return }
+            Log.error("display \(display.name): \(error); continuing headless")
+            display = headless
+        }
+    }
+
+    /// While headless with a display asked for, looks (every 2 s) for one that has appeared
+    /// and moves the preview onto it. Returns the input that came with it and whether the
+    /// preview's size changed (the camera must then restart at the new size); nil otherwise.
+    func lookForDisplay() -> (inputs: [InputSource], resized: Bool)? {
+        guard display is HeadlessDisplay, let findDisplay, nextDisplayProbe.hasPassed else { return nil }
+        nextDisplayProbe = .after(seconds: Self.displayProbeInterval)
+        guard let found = findDisplay() else { return nil }
+        Log.info("display: \(found.display.name) (\(found.display.width)×\(found.display.height)) found; preview resumed on it")
+        display = found.display
+        return (found.inputs, resize(width: found.display.width, height: found.display.height))
+    }
+
+    /// New buffers for another size; false when the size is the same.
+    private func resize(width: Int, height: Int) -> Bool {
+        guard width != composed.width || height != composed.height else { return false }
+        cameraFrame = RGBImage(width: width, height: height)
+        composed = RGBImage(width: width, height: height)
+        overlay = OverlayRenderer(width: width, height: height)
+        if let look = renderer?.look { renderer = FilmRenderer(look: look, width: width, height: height) }
+        return true
+    }
+
+    private func adoptCompiledLook() {
+        if let look = looks.take() {
+            renderer = FilmRenderer(look: look, width: composed.width, height: composed.height)
+        }
+    }
+}
+
+/// Compiles looks on a background queue, the newest request winning; the preview takes the
+/// result between frames.
+final class LookCompiler: Sendable {
+    private let queue = DispatchQueue(label: "loopix.look", qos: .userInitiated)
+    private struct State {
+        var ready: FilmLook?
+        /// The id asked for last; a compile that finishes for an older one is dropped.
+        var wanted: String?
+    }
+    private let state = Locked(State())
+
+    func compile(_ preset: Preset, reusing texture: GrainTexture?) {
+        let first = state.withLock { s -> Bool in
+            guard s.wanted != preset.id else { return false }
+            s.wanted = preset.id
+            return true
+        }
+        guard first else { return }
+        let state = self.state
+        queue.async {
+            let look = FilmLook(preset: preset, settings: RenderSettings(ev: 0, intensity: 1), reusing: texture)
+            state.withLock { s in
+                if s.wanted == preset.id { s.ready = look }
+            }
+        }
+    }
+
+    /// The compiled look, once (nil until it is ready).
+    func take() -> FilmLook? {
+        state.withLock { s in
+            defer { s.ready = nil }
+            return s.ready
+        }
+    }
+}
