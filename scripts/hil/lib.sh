@@ -93,11 +93,11 @@ hil_kvm_probe_initrd() {
 # fresh pages and contended by two CPUs — what stopped real bench guests under nested KVM) and
 # waits up to $LOOPIX_HIL_PROBE_TIMEOUT (default 30) s for its "ok". It fails as soon as qemu
 # dies (nested KVM on some hosts aborts at once: "failed to set MSR 0x10a") or prints a KVM
-# internal error. On failure hil_kvm_why says why, in one line. hil_probe_pg is the probe VM's
-# process group while it runs (a caller's exit trap kills it).
-hil_kvm_why="" hil_probe_pg=""
+# internal error. On failure hil_kvm_why says why, in one line. While it runs, hil_probe_pg is
+# the probe VM's process group and hil_probe_dir its scratch directory (for a caller's exit trap).
+hil_kvm_why="" hil_probe_pg="" hil_probe_dir=""
 hil_kvm_probe() {
-  local kernel=$1 bound=${LOOPIX_HIL_PROBE_TIMEOUT:-30} initrd dir alive rc line
+  local kernel=$1 bound=${LOOPIX_HIL_PROBE_TIMEOUT:-30} initrd alive rc line
   hil_kvm_why=""
   if [ ! -e "$hil_kvm_dev" ]; then hil_kvm_why="no $hil_kvm_dev"; return 1; fi
   if [ ! -r "$hil_kvm_dev" ] || [ ! -w "$hil_kvm_dev" ]; then
@@ -107,7 +107,8 @@ hil_kvm_probe() {
   if ! initrd=$(hil_kvm_probe_initrd 2>/dev/null); then
     hil_kvm_why="cannot compile scripts/hil/kvm-probe.c with ${CC:-cc}"; return 1
   fi
-  dir=$(mktemp -d /var/tmp/loopix-kvm-probe.XXXXXX)
+  hil_probe_dir=$(mktemp -d /var/tmp/loopix-kvm-probe.XXXXXX)
+  local dir=$hil_probe_dir
   # timeout puts qemu in a process group of its own (timeout's pid).
   timeout -k 5 "$bound" "$hil_qemu" -machine accel=kvm -cpu host,topoext=on -smp 2 -m 256M \
     -nodefaults -no-user-config -display none -serial stdio -no-reboot \
@@ -141,7 +142,7 @@ hil_kvm_probe() {
     hil_kill_group "$hil_probe_pg"
     wait "$hil_probe_pg" || true
   } 2>/dev/null
-  hil_probe_pg=""
+  hil_probe_pg="" hil_probe_dir=""
   rm -rf "$dir"
   hil_kvm_why=$(printf '%s' "$hil_kvm_why" | tr -d '\r')
   [ -z "$hil_kvm_why" ]
