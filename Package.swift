@@ -79,6 +79,8 @@ let package = Package(
         // Hardware-in-the-loop: the real kernel interfaces (vimc, vkms, gpio-sim, i2c-stub) in a
         // VM booted by scripts/hil/run. Skips, saying why, outside the bench.
         .testTarget(name: "HILTests", dependencies: ["GPIO", "Controls", "Camera", "Display", "Appliance", "ImageFiles", "FilmCore"]),
+        // The project's shell scripts (scripts/hil/run's choice of KVM or emulation) run against fakes.
+        .testTarget(name: "ScriptTests"),
     ],
     swiftLanguageModes: [.v6]
 )
