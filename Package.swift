@@ -101,6 +101,8 @@ let package = Package(
         // VM booted by scripts/hil/run. Skips, saying why, outside the bench.
         .testTarget(name: "HILTests", dependencies: ["System", "BoardIO", "Controls", "Camera", "Display", "Viewfinder", "Appliance",
                                                      "ControlProtocol", "ImageFiles", "FilmCore"]),
+        // The project's shell scripts (scripts/hil/run's choice of KVM or emulation) run against fakes.
+        .testTarget(name: "ScriptTests"),
     ],
     swiftLanguageModes: [.v6]
 )
