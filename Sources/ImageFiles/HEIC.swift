@@ -49,7 +49,9 @@ public struct HEICInfo: Sendable {
 
 /// The one place libheif is called.
 enum HEICCodec {
-    static func encode(_ image: RGBImage, metadata: PhotoMetadata?, options: HEICOptions, path: String) throws -> [UInt8] {
+    /// `embedICC: false` leaves the colour to nclx alone (only tests use it: the container's other shape).
+    static func encode(_ image: RGBImage, metadata: PhotoMetadata?, options: HEICOptions, embedICC: Bool = true,
+                       path: String) throws -> [UInt8] {
         guard options.quality.isFinite, (0...1).contains(options.quality) else {
             throw ImageFileError.invalidArgument(path: path, message: "HEIC quality \(options.quality) is not in 0...1")
         }
@@ -69,7 +71,7 @@ enum HEICCodec {
         }
 
         return try HEICGrid.encode(image, exif: exif, orientation: metadata?.orientation, options: options,
-                                   transform: toP3, icc: p3, path: path)
+                                   transform: toP3, icc: embedICC ? p3 : nil, path: path)
     }
 
     static func decode(_ bytes: [UInt8], path: String) throws -> RGBImage {
