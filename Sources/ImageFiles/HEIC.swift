@@ -74,11 +74,16 @@ enum HEICCodec {
                                    transform: toP3, icc: embedICC ? p3 : nil, path: path)
     }
 
-    static func decode(_ bytes: [UInt8], path: String) throws -> RGBImage {
+    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> RGBImage {
         try bytes.withUnsafeBytes { buffer in
             let context = try HeifContext(path: path, format: .heic)
             try context.read(buffer, path: path)
             let handle = try context.primaryImage(path: path)
+            try limit.check(width: Int(heif_image_handle_get_width(handle.pointer)),
+                            height: Int(heif_image_handle_get_height(handle.pointer)), format: .heic, path: path)
+            if let canvas = HEIFCanvas.primarySize(in: bytes) {
+                try limit.check(width: canvas.width, height: canvas.height, format: .heic, path: path)
+            }
             let icc = try handle.iccProfile(path: path)
             let nclx = handle.nclx()
             var out: OpaquePointer? = nil

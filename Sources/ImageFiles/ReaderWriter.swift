@@ -18,12 +18,16 @@ public enum ImageReader {
     /// by libheif. CMYK JPEGs are rejected (libjpeg cannot convert them to RGB). Corrupt or
     /// truncated JPEG data is an error, not a grey-filled picture. The whole file is read into
     /// memory first.
-    public static func read(path: String) throws -> RGBImage {
+    ///
+    /// An image whose declared size exceeds `limit` is refused (`.tooLarge`) before anything
+    /// of its size is allocated; the pixels are then written into memory that is not zeroed
+    /// first, so a file whose data ends early costs only the rows it really had.
+    public static func read(path: String, limit: PixelLimit = .forThisMachine) throws -> RGBImage {
         let bytes = try readWholeFile(path: path)
         switch try detect(bytes, path: path) {
-        case .jpeg: return try JPEGCodec.decode(bytes, path: path)
-        case .png: return try PNGCodec.decode(bytes, path: path)
-        case .heic: return try HEICCodec.decode(bytes, path: path)
+        case .jpeg: return try JPEGCodec.decode(bytes, path: path, limit: limit)
+        case .png: return try PNGCodec.decode(bytes, path: path, limit: limit)
+        case .heic: return try HEICCodec.decode(bytes, path: path, limit: limit)
         }
     }
 
@@ -72,5 +76,14 @@ public enum ImageWriter {
         case .jpeg: return try JPEGCodec.encode(image, metadata: metadata, quality: jpegQuality, path: path)
         case .png: return try PNGCodec.encode(image, path: path)
         }
+    }
+}
+
+/// `count` bytes filled by `fill`, in fresh memory that is not zeroed first: the kernel maps in
+/// the pages of a large allocation only as they are written.
+func uninitializedPixels(count: Int, _ fill: (UnsafeMutablePointer<UInt8>) throws -> Void) throws -> [UInt8] {
+    try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        try fill(buffer.baseAddress!)
+        initialized = count
     }
 }
