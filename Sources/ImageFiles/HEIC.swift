@@ -74,7 +74,7 @@ enum HEICCodec {
                                    transform: toP3, icc: embedICC ? p3 : nil, path: path)
     }
 
-    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> RGBImage {
+    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> DecodedPhoto {
         try bytes.withUnsafeBytes { buffer in
             let context = try HeifContext(path: path, format: .heic)
             try context.read(buffer, path: path)
@@ -86,6 +86,7 @@ enum HEICCodec {
             }
             let icc = try handle.iccProfile(path: path)
             let nclx = handle.nclx()
+            let exif = (try? handle.exif(path: path)) ?? nil // damaged EXIF: the picture still decodes
             var out: OpaquePointer? = nil
             try check(heif_decode_image(handle.pointer, &out, heif_colorspace_RGB, heif_chroma_interleaved_RGB, nil),
                       path: path, encoding: false, doing: "decoding")
@@ -118,7 +119,7 @@ enum HEICCodec {
                     }
                 }
             }
-            return image
+            return DecodedPhoto(image: image, exif: exif)
         }
     }
 

@@ -4,7 +4,7 @@ import FilmCore
 
 /// libjpeg through the setjmp-guarded CImageShim helpers.
 enum JPEGCodec {
-    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> RGBImage {
+    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> DecodedPhoto {
         try bytes.withUnsafeBufferPointer { buffer in
             let decoder = try JpegDecoder(buffer, path: path)
             var w32: Int32 = 0, h32: Int32 = 0
@@ -17,19 +17,23 @@ enum JPEGCodec {
             // A progressive JPEG keeps every coefficient (2 bytes each, up to 3 per pixel at
             // 4:4:4): allow that and some, not more.
             guard CImageShim_jpegDecoderStart(decoder.pointer, limit.maxPixels * 8 + (16 << 20)) == 0 else { throw decoder.error() }
-            var iccLength: UInt32 = 0
+            var iccLength: UInt32 = 0, exifLength: UInt32 = 0
             let icc = CImageShim_jpegDecoderICC(decoder.pointer, &iccLength).map {
                 Array(UnsafeBufferPointer(start: $0, count: Int(iccLength)))
             }
-            let pixels = try uninitializedPixels(count: w * h * 3) {
-                guard CImageShim_jpegDecoderReadRGB(decoder.pointer, $0, 1) == 0 else { throw decoder.error() }
+            let exif = CImageShim_jpegDecoderExif(decoder.pointer, &exifLength).map {
+                Array(UnsafeBufferPointer(start: $0, count: Int(exifLength)))
             }
-            var image = RGBImage(width: w, height: h, pixels: pixels)
+            let orientation = exif.flatMap(ExifReader.orientation) ?? 1
+            let pixels = try uninitializedPixels(count: w * h * 3) {
+                guard CImageShim_jpegDecoderReadRGB(decoder.pointer, $0, Int32(orientation)) == 0 else { throw decoder.error() }
+            }
+            var image = orientation >= 5 ? RGBImage(width: h, height: w, pixels: pixels) : RGBImage(width: w, height: h, pixels: pixels)
             if let icc {
                 let t = try ColorConversion.toSRGB(icc: icc, path: path)
                 ColorConversion.apply(t, to: &image.pixels, width: image.width, height: image.height)
             }
-            return image
+            return DecodedPhoto(image: image, exif: exif)
         }
     }
 
@@ -114,7 +118,7 @@ enum PNGCodec {
     /// Any PNG → 8-bit sRGB RGB. 16-bit → 8-bit; grey and palette expand to RGB; alpha is
     /// composited onto black. 16-bit files without gAMA/sRGB are taken as sRGB-encoded (not
     /// linear). An iCCP profile is converted to sRGB with lcms2.
-    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> RGBImage {
+    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> DecodedPhoto {
         try bytes.withUnsafeBufferPointer { buffer in
             var png = png_image()
             png.version = UInt32(PNG_IMAGE_VERSION)
@@ -150,7 +154,10 @@ enum PNGCodec {
                 let t = try ColorConversion.toSRGB(icc: Array(UnsafeBufferPointer(start: profile, count: Int(length))), path: path)
                 ColorConversion.apply(t, to: &image.pixels, width: w, height: h)
             }
-            return image
+            let exif = CImageShim_pngMetadataExif(metadata.pointer, &length).map {
+                Array(UnsafeBufferPointer(start: $0, count: Int(length)))
+            }
+            return DecodedPhoto(image: image, exif: exif)
         }
     }
 

@@ -10,7 +10,8 @@ public enum DevelopCommand {
                           [--quality Q] [--x265-preset NAME] [--presets-dir DIR] [--threads N]
                           [--max-megapixels N]
 
-    Develops JPEG, PNG or HEIC photos with a film look and saves them (HEIC in Display P3 by default).
+    Develops JPEG, PNG or HEIC photos with a film look and saves them (HEIC in Display P3 by default),
+    keeping their camera, lens, exposure, capture time and GPS, turned upright.
 
       -p, --preset PRESET    look to apply (default: portra; see `loopix presets`)
       -i, --intensity N      strength of the look, 0–100 % (default: 100)
@@ -122,7 +123,8 @@ public enum DevelopCommand {
                 if !o.force && FileManager.default.fileExists(atPath: output) {
                     throw ToolError("\(output): already exists (use --force to replace it)")
                 }
-                var image = try ImageReader.read(path: input, limit: o.pixelLimit)
+                let photo = try ImageReader.readPhoto(path: input, limit: o.pixelLimit)
+                var image = photo.image
                 if renderer?.width != image.width || renderer?.height != image.height {
                     if look == nil {
                         look = FilmLook(preset: preset, settings: RenderSettings(ev: o.ev, intensity: o.intensity, grainSeed: o.grainSeed))
@@ -130,7 +132,8 @@ public enum DevelopCommand {
                     renderer = FilmRenderer(look: look!, width: image.width, height: image.height)
                 }
                 renderer!.render(&image, grainFrame: 0, threads: o.threads)
-                let metadata = PhotoMetadata(date: Date(), presetName: preset.name)
+                // The source's camera, exposure, capture time and GPS, upright pixels (orientation 1).
+                let metadata = PhotoMetadata(date: Date(), orientation: 1, presetName: preset.name, sourceExif: photo.exif)
                 try ImageWriter.write(image, to: output, format: format, metadata: metadata, heic: heic,
                                       jpegQuality: jpegQuality, replace: o.force)
             } catch {
