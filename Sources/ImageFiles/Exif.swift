@@ -53,8 +53,7 @@ public enum ExifReader {
     static func load(_ exif: [UInt8], path: String) throws -> ExifDataHandle {
         var bytes = exif
         if !bytes.starts(with: exifHeader) { bytes = exifHeader + bytes }
-        let tiff = bytes.dropFirst(6).prefix(4)
-        guard Array(tiff) == [0x49, 0x49, 0x2A, 0] || Array(tiff) == [0x4D, 0x4D, 0, 0x2A] else {
+        guard hasTIFFHeader(bytes.dropFirst(6)) else {
             throw ImageFileError.exif(path: path, action: "parsing EXIF",
                                       message: "no TIFF header (starts with \(hexPrefix(Array(exif), 4)))")
         }
@@ -62,6 +61,12 @@ public enum ExifReader {
         exif_data_unset_option(data.pointer, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
         bytes.withUnsafeBufferPointer { exif_data_load_data(data.pointer, $0.baseAddress, UInt32($0.count)) }
         return data
+    }
+
+    /// Whether `bytes` start like TIFF data, little- or big-endian.
+    static func hasTIFFHeader(_ bytes: some Collection<UInt8>) -> Bool {
+        let start = Array(bytes.prefix(4))
+        return start == [0x49, 0x49, 0x2A, 0] || start == [0x4D, 0x4D, 0, 0x2A]
     }
 
     /// IFD0's Orientation when it is 1...8; nil when absent, out of range or unreadable (a

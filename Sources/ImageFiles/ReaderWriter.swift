@@ -37,13 +37,17 @@ public enum ImageReader {
     }
 
     /// `read`, with the file's EXIF.
+    /// A block that is not TIFF data is dropped (`exif` nil): it can be neither read nor carried.
     public static func readPhoto(path: String, limit: PixelLimit = .forThisMachine) throws -> DecodedPhoto {
         let bytes = try readWholeFile(path: path)
+        var photo: DecodedPhoto
         switch try detect(bytes, path: path) {
-        case .jpeg: return try JPEGCodec.decode(bytes, path: path, limit: limit)
-        case .png: return try PNGCodec.decode(bytes, path: path, limit: limit)
-        case .heic: return try HEICCodec.decode(bytes, path: path, limit: limit)
+        case .jpeg: photo = try JPEGCodec.decode(bytes, path: path, limit: limit)
+        case .png: photo = try PNGCodec.decode(bytes, path: path, limit: limit)
+        case .heic: photo = try HEICCodec.decode(bytes, path: path, limit: limit)
         }
+        if let exif = photo.exif, !ExifReader.hasTIFFHeader(exif) { photo.exif = nil }
+        return photo
     }
 
     /// The format from the first bytes: FF D8 FF (JPEG), 89 P N G (PNG), "ftyp" at offset 4 (HEIF).

@@ -61,6 +61,15 @@ final class CodecTests: XCTestCase {
         XCTAssertNil(try ImageReader.readPhoto(path: dir + "/p.png").exif, "our PNGs carry no metadata")
         XCTAssertNil(ExifReader.orientation([0x49, 0x49, 0x2A, 0, 8, 0, 0, 0]), "no IFD entries")
         XCTAssertNil(ExifReader.orientation([1, 2, 3]))
+
+        // An APP1 "Exif" block whose TIFF header is damaged: the picture reads, without EXIF.
+        var damaged = try fileBytes(dir + "/p.jpg")
+        let tiff = try XCTUnwrap(damaged.firstRange(of: Array("Exif".utf8) + [0, 0, 0x49, 0x49])).upperBound - 2
+        damaged.replaceSubrange(tiff..<(tiff + 2), with: Array("XX".utf8))
+        try writeFile(dir + "/damaged.jpg", damaged)
+        let photo = try ImageReader.readPhoto(path: dir + "/damaged.jpg")
+        XCTAssertNil(photo.exif)
+        XCTAssertEqual(photo.image.width, 64)
     }
 
     func testPNGRoundTripIsLossless() throws {
