@@ -1,6 +1,8 @@
 // libjpeg behind setjmp: error_exit records libjpeg's message and code and longjmps back into
 // the C function that called libjpeg, never into Swift. Nothing here calls exit().
+#include <limits.h>
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,8 @@ struct CImageShim_JpegDecoder {
     int created;
     unsigned char *icc;
     unsigned int iccLength;
+    unsigned char *exif;
+    unsigned int exifLength;
 };
 
 CImageShim_JpegDecoder *CImageShim_jpegDecoderCreate(const unsigned char *data, size_t size) {
@@ -68,6 +72,21 @@ CImageShim_JpegDecoder *CImageShim_jpegDecoderCreate(const unsigned char *data, 
     return dec;
 }
 
+/// Copies the first APP1 marker that starts with "Exif\0\0" (minus that prefix) into dec->exif.
+static void shimKeepExif(CImageShim_JpegDecoder *dec) {
+    static const unsigned char prefix[6] = {'E', 'x', 'i', 'f', 0, 0};
+    for (jpeg_saved_marker_ptr m = dec->cinfo.marker_list; m; m = m->next) {
+        if (m->marker != JPEG_APP0 + 1 || m->data_length <= sizeof prefix) continue;
+        if (memcmp(m->data, prefix, sizeof prefix) != 0) continue;
+        unsigned int length = m->data_length - sizeof prefix;
+        dec->exif = malloc(length);
+        if (!dec->exif) return; // EXIF is optional: without memory for it, the picture still decodes
+        memcpy(dec->exif, m->data + sizeof prefix, length);
+        dec->exifLength = length;
+        return;
+    }
+}
+
 int CImageShim_jpegDecoderReadHeader(CImageShim_JpegDecoder *dec, int *width, int *height) {
     if (!dec->created) {
         if (!dec->err.message[0]) snprintf(dec->err.message, sizeof dec->err.message, "cannot create decoder");
@@ -79,6 +98,7 @@ int CImageShim_jpegDecoderReadHeader(CImageShim_JpegDecoder *dec, int *width, in
         return -1;
     }
     jpeg_mem_src(&dec->cinfo, dec->data, (unsigned long)dec->size);
+    jpeg_save_markers(&dec->cinfo, JPEG_APP0 + 1, 0xFFFF);
     jpeg_save_markers(&dec->cinfo, JPEG_APP0 + 2, 0xFFFF);
     jpeg_read_header(&dec->cinfo, TRUE);
     JOCTET *icc = NULL;
@@ -87,15 +107,9 @@ int CImageShim_jpegDecoderReadHeader(CImageShim_JpegDecoder *dec, int *width, in
         dec->icc = icc;
         dec->iccLength = length;
     }
-    dec->cinfo.out_color_space = JCS_RGB; // greyscale and YCbCr expand to RGB; CMYK is rejected by libjpeg
-    jpeg_start_decompress(&dec->cinfo);
-    if (dec->cinfo.output_components != 3) {
-        snprintf(dec->err.message, sizeof dec->err.message, "unsupported colour space with %d components",
-                 dec->cinfo.output_components);
-        return -1;
-    }
-    *width = (int)dec->cinfo.output_width;
-    *height = (int)dec->cinfo.output_height;
+    shimKeepExif(dec);
+    *width = (int)dec->cinfo.image_width;
+    *height = (int)dec->cinfo.image_height;
     return 0;
 }
 
@@ -104,11 +118,60 @@ const unsigned char *CImageShim_jpegDecoderICC(const CImageShim_JpegDecoder *dec
     return dec->icc;
 }
 
-int CImageShim_jpegDecoderReadRGB(CImageShim_JpegDecoder *dec, unsigned char *out, size_t rowStride) {
+const unsigned char *CImageShim_jpegDecoderExif(const CImageShim_JpegDecoder *dec, unsigned int *length) {
+    *length = dec->exifLength;
+    return dec->exif;
+}
+
+int CImageShim_jpegDecoderStart(CImageShim_JpegDecoder *dec, size_t maxMemory) {
     if (setjmp(dec->err.jump)) return -1;
+    // Without backing store (libjpeg-turbo has none), whole-image arrays beyond this fail
+    // with "Backing store not supported" instead of being allocated.
+    dec->cinfo.mem->max_memory_to_use = (long)(maxMemory > LONG_MAX ? LONG_MAX : maxMemory);
+    dec->cinfo.out_color_space = JCS_RGB; // greyscale and YCbCr expand to RGB; CMYK is rejected by libjpeg
+    jpeg_start_decompress(&dec->cinfo);
+    if (dec->cinfo.output_components != 3) {
+        snprintf(dec->err.message, sizeof dec->err.message, "unsupported colour space with %d components",
+                 dec->cinfo.output_components);
+        return -1;
+    }
+    return 0;
+}
+
+int CImageShim_jpegDecoderReadRGB(CImageShim_JpegDecoder *dec, unsigned char *out, int orientation) {
+    if (setjmp(dec->err.jump)) return -1;
+    const ptrdiff_t W = dec->cinfo.output_width, H = dec->cinfo.output_height;
+    if (orientation < 1 || orientation > 8) orientation = 1;
+    const ptrdiff_t outWidth = orientation >= 5 ? H : W; // EXIF 5...8 swap the axes
+    // Other orientations decode each row into `row` (freed with the image pool) and scatter it:
+    // stored pixel (sx, sy) goes to out + base + sx * step.
+    JSAMPARRAY row = orientation == 1 ? NULL
+        : (*dec->cinfo.mem->alloc_sarray)((j_common_ptr)&dec->cinfo, JPOOL_IMAGE, (JDIMENSION)(W * 3), 1);
     while (dec->cinfo.output_scanline < dec->cinfo.output_height) {
-        JSAMPROW row = out + (size_t)dec->cinfo.output_scanline * rowStride;
-        jpeg_read_scanlines(&dec->cinfo, &row, 1);
+        const ptrdiff_t sy = dec->cinfo.output_scanline;
+        if (!row) {
+            JSAMPROW target = out + sy * W * 3;
+            jpeg_read_scanlines(&dec->cinfo, &target, 1);
+            continue;
+        }
+        jpeg_read_scanlines(&dec->cinfo, row, 1);
+        ptrdiff_t base = 0, step = 0; // in pixels
+        switch (orientation) {
+        case 2: base = sy * outWidth + W - 1; step = -1; break;                // mirrored left↔right
+        case 3: base = (H - 1 - sy) * outWidth + W - 1; step = -1; break;      // turned 180°
+        case 4: base = (H - 1 - sy) * outWidth; step = 1; break;               // mirrored top↔bottom
+        case 5: base = sy; step = outWidth; break;                             // transposed
+        case 6: base = H - 1 - sy; step = outWidth; break;                     // turn 90° clockwise
+        case 7: base = (W - 1) * outWidth + H - 1 - sy; step = -outWidth; break; // transverse
+        default: base = (W - 1) * outWidth + sy; step = -outWidth; break;      // 8: turn 90° anticlockwise
+        }
+        const unsigned char *src = row[0];
+        for (ptrdiff_t sx = 0; sx < W; sx++) {
+            unsigned char *dst = out + (base + sx * step) * 3;
+            dst[0] = src[3 * sx];
+            dst[1] = src[3 * sx + 1];
+            dst[2] = src[3 * sx + 2];
+        }
     }
     jpeg_finish_decompress(&dec->cinfo);
     return 0;
@@ -121,6 +184,7 @@ void CImageShim_jpegDecoderDestroy(CImageShim_JpegDecoder *dec) {
     if (!dec) return;
     if (dec->created) jpeg_destroy_decompress(&dec->cinfo);
     free(dec->icc);
+    free(dec->exif);
     free(dec);
 }
 

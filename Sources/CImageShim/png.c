@@ -1,5 +1,5 @@
-// libpng's classic API, used only to fetch the iCCP chunk (the simplified API, which decodes
-// the pixels, does not expose it). libpng's error handler longjmps to png_jmpbuf, which is
+// libpng's classic API, used only to fetch the iCCP and eXIf chunks (the simplified API, which
+// decodes the pixels, does not expose them). libpng's error handler longjmps to png_jmpbuf, which is
 // set here, in C.
 #include <setjmp.h>
 #include <stdio.h>
@@ -8,20 +8,22 @@
 #include <png.h>
 #include "CImageShim.h"
 
-struct CImageShim_PngICC {
+struct CImageShim_PngMetadata {
     char message[CIMAGESHIM_MESSAGE_MAX];
     int failed;
     unsigned char *profile;
-    unsigned int length;
+    unsigned int profileLength;
+    unsigned char *exif;
+    unsigned int exifLength;
     const unsigned char *data;
     size_t size;
     size_t offset;
 };
 
 static void shimPngError(png_structp png, png_const_charp message) {
-    CImageShim_PngICC *icc = png_get_error_ptr(png);
-    snprintf(icc->message, sizeof icc->message, "%s", message ? message : "libpng error");
-    icc->failed = 1;
+    CImageShim_PngMetadata *meta = png_get_error_ptr(png);
+    snprintf(meta->message, sizeof meta->message, "%s", message ? message : "libpng error");
+    meta->failed = 1;
     png_longjmp(png, 1);
 }
 
@@ -30,59 +32,73 @@ static void shimPngWarning(png_structp png, png_const_charp message) {
 }
 
 static void shimPngRead(png_structp png, png_bytep out, size_t length) {
-    CImageShim_PngICC *icc = png_get_io_ptr(png);
-    if (length > icc->size - icc->offset) png_error(png, "file is truncated");
-    memcpy(out, icc->data + icc->offset, length);
-    icc->offset += length;
+    CImageShim_PngMetadata *meta = png_get_io_ptr(png);
+    if (length > meta->size - meta->offset) png_error(png, "file is truncated");
+    memcpy(out, meta->data + meta->offset, length);
+    meta->offset += length;
 }
 
-CImageShim_PngICC *CImageShim_pngICCRead(const unsigned char *data, size_t size) {
-    CImageShim_PngICC *icc = calloc(1, sizeof(*icc));
-    if (!icc) return NULL;
-    icc->data = data;
-    icc->size = size;
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, icc, shimPngError, shimPngWarning);
+CImageShim_PngMetadata *CImageShim_pngMetadataRead(const unsigned char *data, size_t size) {
+    CImageShim_PngMetadata *meta = calloc(1, sizeof(*meta));
+    if (!meta) return NULL;
+    meta->data = data;
+    meta->size = size;
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, meta, shimPngError, shimPngWarning);
     if (!png) {
-        snprintf(icc->message, sizeof icc->message, "cannot create libpng reader");
-        icc->failed = 1;
-        return icc;
+        snprintf(meta->message, sizeof meta->message, "cannot create libpng reader");
+        meta->failed = 1;
+        return meta;
     }
     png_infop info = png_create_info_struct(png);
     if (!info) {
         png_destroy_read_struct(&png, NULL, NULL);
-        snprintf(icc->message, sizeof icc->message, "cannot create libpng info");
-        icc->failed = 1;
-        return icc;
+        snprintf(meta->message, sizeof meta->message, "cannot create libpng info");
+        meta->failed = 1;
+        return meta;
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &info, NULL);
-        return icc;
+        return meta;
     }
-    png_set_read_fn(png, icc, shimPngRead);
+    png_set_read_fn(png, meta, shimPngRead);
     png_read_info(png, info);
     png_charp name = NULL;
     int compression = 0;
     png_bytep profile = NULL;
     png_uint_32 length = 0;
     if (png_get_iCCP(png, info, &name, &compression, &profile, &length) && profile && length > 0) {
-        icc->profile = malloc(length);
-        if (icc->profile) {
-            memcpy(icc->profile, profile, length);
-            icc->length = length;
+        meta->profile = malloc(length);
+        if (meta->profile) {
+            memcpy(meta->profile, profile, length);
+            meta->profileLength = length;
+        }
+    }
+    png_bytep exif = NULL;
+    png_uint_32 exifLength = 0;
+    if (png_get_eXIf_1(png, info, &exifLength, &exif) && exif && exifLength > 0) {
+        meta->exif = malloc(exifLength);
+        if (meta->exif) { // optional metadata: without memory for it, the picture still decodes
+            memcpy(meta->exif, exif, exifLength);
+            meta->exifLength = exifLength;
         }
     }
     png_destroy_read_struct(&png, &info, NULL);
-    return icc;
+    return meta;
 }
 
-int CImageShim_pngICCFailed(const CImageShim_PngICC *icc) { return icc->failed; }
-const unsigned char *CImageShim_pngICCProfile(const CImageShim_PngICC *icc, unsigned int *length) {
-    *length = icc->length;
-    return icc->profile;
+int CImageShim_pngMetadataFailed(const CImageShim_PngMetadata *meta) { return meta->failed; }
+const unsigned char *CImageShim_pngMetadataICC(const CImageShim_PngMetadata *meta, unsigned int *length) {
+    *length = meta->profileLength;
+    return meta->profile;
 }
-const char *CImageShim_pngICCMessage(const CImageShim_PngICC *icc) { return icc->message; }
-void CImageShim_pngICCDestroy(CImageShim_PngICC *icc) {
-    if (!icc) return;
-    free(icc->profile);
-    free(icc);
+const unsigned char *CImageShim_pngMetadataExif(const CImageShim_PngMetadata *meta, unsigned int *length) {
+    *length = meta->exifLength;
+    return meta->exif;
+}
+const char *CImageShim_pngMetadataMessage(const CImageShim_PngMetadata *meta) { return meta->message; }
+void CImageShim_pngMetadataDestroy(CImageShim_PngMetadata *meta) {
+    if (!meta) return;
+    free(meta->profile);
+    free(meta->exif);
+    free(meta);
 }

@@ -27,17 +27,7 @@ public enum ExifReader {
     static let exifHeader: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0, 0] // "Exif\0\0"
 
     static func tags(_ exif: [UInt8], path: String) throws -> [String: String] {
-        var bytes = exif
-        if !bytes.starts(with: exifHeader) { bytes = exifHeader + bytes }
-        let tiff = bytes.dropFirst(6).prefix(4)
-        guard Array(tiff) == [0x49, 0x49, 0x2A, 0] || Array(tiff) == [0x4D, 0x4D, 0, 0x2A] else {
-            throw ImageFileError.exif(path: path, action: "parsing EXIF",
-                                      message: "no TIFF header (starts with \(hexPrefix(Array(exif), 4)))")
-        }
-        let data = try ExifDataHandle(path: path)
-        // Without this libexif "fixes" loaded data by inventing mandatory tags (DateTime = now).
-        exif_data_unset_option(data.pointer, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
-        bytes.withUnsafeBufferPointer { exif_data_load_data(data.pointer, $0.baseAddress, UInt32($0.count)) }
+        let data = try load(exif, path: path)
         let order = exif_data_get_byte_order(data.pointer)
         var result: [String: String] = [:]
         for ifd in [EXIF_IFD_0, EXIF_IFD_EXIF, EXIF_IFD_GPS, EXIF_IFD_INTEROPERABILITY, EXIF_IFD_1] {
@@ -56,6 +46,37 @@ public enum ExifReader {
             throw ImageFileError.exif(path: path, action: "parsing EXIF", message: "no entries found in \(exif.count) bytes")
         }
         return result
+    }
+
+    /// EXIF (TIFF header on, or after `Exif\0\0`) parsed by libexif as it is: without
+    /// FOLLOW_SPECIFICATION, which "fixes" loaded data by inventing mandatory tags (DateTime = now).
+    static func load(_ exif: [UInt8], path: String) throws -> ExifDataHandle {
+        var bytes = exif
+        if !bytes.starts(with: exifHeader) { bytes = exifHeader + bytes }
+        guard hasTIFFHeader(bytes.dropFirst(6)) else {
+            throw ImageFileError.exif(path: path, action: "parsing EXIF",
+                                      message: "no TIFF header (starts with \(hexPrefix(Array(exif), 4)))")
+        }
+        let data = try ExifDataHandle(path: path)
+        exif_data_unset_option(data.pointer, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
+        bytes.withUnsafeBufferPointer { exif_data_load_data(data.pointer, $0.baseAddress, UInt32($0.count)) }
+        return data
+    }
+
+    /// Whether `bytes` start like TIFF data, little- or big-endian.
+    static func hasTIFFHeader(_ bytes: some Collection<UInt8>) -> Bool {
+        let start = Array(bytes.prefix(4))
+        return start == [0x49, 0x49, 0x2A, 0] || start == [0x4D, 0x4D, 0, 0x2A]
+    }
+
+    /// IFD0's Orientation when it is 1...8; nil when absent, out of range or unreadable (a
+    /// damaged EXIF block must not make the picture unreadable).
+    static func orientation(_ exif: [UInt8]) -> Int? {
+        guard let data = try? load(exif, path: memoryPath), let ifd0 = data.content(EXIF_IFD_0),
+              let entry = exif_content_get_entry(ifd0, EXIF_TAG_ORIENTATION),
+              entry.pointee.format == EXIF_FORMAT_SHORT, entry.pointee.components >= 1, let value = entry.pointee.data else { return nil }
+        let v = Int(exif_get_short(value, exif_data_get_byte_order(data.pointer)))
+        return (1...8).contains(v) ? v : nil
     }
 
     static func format(_ e: ExifEntry, order: ExifByteOrder) -> String {
@@ -138,6 +159,28 @@ final class ExifDataHandle {
     }
     deinit { exif_data_unref(pointer) }
 
+    /// Puts an entry with a copy of `bytes` into `ifd`, replacing one with the same tag.
+    /// `bytes` must be in this data's byte order.
+    func set(_ ifd: ExifIfd, _ tag: ExifTag, _ format: ExifFormat, components: Int, _ bytes: UnsafeRawBufferPointer,
+             path: String) throws {
+        guard let content = content(ifd), let entry = exif_entry_new() else {
+            throw ImageFileError.exif(path: path, action: "building EXIF", message: "out of memory")
+        }
+        defer { exif_entry_unref(entry) } // the content keeps its own reference
+        if let old = exif_content_get_entry(content, tag) { exif_content_remove_entry(content, old) }
+        // libexif frees entry data with its default allocator, which is free().
+        guard let buffer = malloc(max(1, bytes.count)) else {
+            throw ImageFileError.exif(path: path, action: "building EXIF", message: "out of memory")
+        }
+        if let source = bytes.baseAddress { buffer.copyMemory(from: source, byteCount: bytes.count) }
+        entry.pointee.tag = tag
+        entry.pointee.format = format
+        entry.pointee.components = UInt(components)
+        entry.pointee.size = UInt32(bytes.count)
+        entry.pointee.data = buffer.assumingMemoryBound(to: UInt8.self)
+        exif_content_add_entry(content, entry)
+    }
+
     func content(_ ifd: ExifIfd) -> UnsafeMutablePointer<ExifContent>? {
         let ifds = pointer.pointee.ifd
         switch ifd {
@@ -163,21 +206,7 @@ enum ExifWriter {
         let order = EXIF_BYTE_ORDER_INTEL
 
         func add(_ ifd: ExifIfd, _ tag: ExifTag, _ format: ExifFormat, components: Int, _ bytes: [UInt8]) throws {
-            guard let content = data.content(ifd), let entry = exif_entry_new() else {
-                throw ImageFileError.exif(path: path, action: "building EXIF", message: "out of memory")
-            }
-            defer { exif_entry_unref(entry) } // the content keeps its own reference
-            // libexif frees entry data with its default allocator, which is free().
-            guard let buffer = malloc(bytes.count)?.assumingMemoryBound(to: UInt8.self) else {
-                throw ImageFileError.exif(path: path, action: "building EXIF", message: "out of memory")
-            }
-            bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: bytes.count) }
-            entry.pointee.tag = tag
-            entry.pointee.format = format
-            entry.pointee.components = UInt(components)
-            entry.pointee.size = UInt32(bytes.count)
-            entry.pointee.data = buffer
-            exif_content_add_entry(content, entry)
+            try bytes.withUnsafeBytes { try data.set(ifd, tag, format, components: components, $0, path: path) }
         }
         func ascii(_ ifd: ExifIfd, _ tag: ExifTag, _ s: String) throws {
             let bytes = Array(s.utf8.filter { $0 != 0 }) + [0]
@@ -205,6 +234,7 @@ enum ExifWriter {
             return v
         }
 
+        if let source = m.sourceExif { try carry(source, into: data, path: path) }
         if let v = m.make { try ascii(EXIF_IFD_0, EXIF_TAG_MAKE, v) }
         if let v = m.model { try ascii(EXIF_IFD_0, EXIF_TAG_MODEL, v) }
         if let v = m.orientation {
@@ -222,8 +252,11 @@ enum ExifWriter {
         if let date = m.date {
             let s = exifDateString(date)
             try ascii(EXIF_IFD_0, EXIF_TAG_DATE_TIME, s)
-            try ascii(EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_ORIGINAL, s)
-            try ascii(EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_DIGITIZED, s)
+            // A developed copy keeps when its source was taken.
+            if let exif = data.content(EXIF_IFD_EXIF), exif_content_get_entry(exif, EXIF_TAG_DATE_TIME_ORIGINAL) == nil {
+                try ascii(EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_ORIGINAL, s)
+                try ascii(EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_DIGITIZED, s)
+            }
         }
         if let v = m.exposureTime {
             try rational(EXIF_IFD_EXIF, EXIF_TAG_EXPOSURE_TIME, exposureRational(try positive(v, "exposure time")))
@@ -249,6 +282,42 @@ enum ExifWriter {
         }
         defer { free(out) }
         return Array(UnsafeBufferPointer(start: out, count: Int(size)))
+    }
+
+    /// What a developed copy keeps of its source's EXIF: who took it, with what, when, how
+    /// exposed, and (the whole GPS IFD) where. Not Orientation (readers hand out upright pixels),
+    /// sizes, colour space, thumbnails, maker notes (offsets into the old file) or serial numbers.
+    static let carriedTags: [(ExifIfd, [ExifTag])] = [
+        (EXIF_IFD_0, [EXIF_TAG_MAKE, EXIF_TAG_MODEL, EXIF_TAG_ARTIST, EXIF_TAG_COPYRIGHT]),
+        (EXIF_IFD_EXIF, [
+            EXIF_TAG_DATE_TIME_ORIGINAL, EXIF_TAG_DATE_TIME_DIGITIZED, EXIF_TAG_OFFSET_TIME_ORIGINAL,
+            EXIF_TAG_OFFSET_TIME_DIGITIZED, EXIF_TAG_SUB_SEC_TIME_ORIGINAL, EXIF_TAG_SUB_SEC_TIME_DIGITIZED,
+            EXIF_TAG_EXPOSURE_TIME, EXIF_TAG_FNUMBER, EXIF_TAG_EXPOSURE_PROGRAM, EXIF_TAG_ISO_SPEED_RATINGS,
+            EXIF_TAG_SENSITIVITY_TYPE, EXIF_TAG_STANDARD_OUTPUT_SENSITIVITY, EXIF_TAG_RECOMMENDED_EXPOSURE_INDEX,
+            EXIF_TAG_SHUTTER_SPEED_VALUE, EXIF_TAG_APERTURE_VALUE, EXIF_TAG_BRIGHTNESS_VALUE, EXIF_TAG_EXPOSURE_BIAS_VALUE,
+            EXIF_TAG_MAX_APERTURE_VALUE, EXIF_TAG_SUBJECT_DISTANCE, EXIF_TAG_METERING_MODE, EXIF_TAG_LIGHT_SOURCE,
+            EXIF_TAG_FLASH, EXIF_TAG_FOCAL_LENGTH, EXIF_TAG_FOCAL_LENGTH_IN_35MM_FILM, EXIF_TAG_EXPOSURE_MODE,
+            EXIF_TAG_WHITE_BALANCE, EXIF_TAG_DIGITAL_ZOOM_RATIO, EXIF_TAG_SCENE_CAPTURE_TYPE, EXIF_TAG_SUBJECT_DISTANCE_RANGE,
+            EXIF_TAG_LENS_SPECIFICATION, EXIF_TAG_LENS_MAKE, EXIF_TAG_LENS_MODEL,
+        ]),
+    ]
+
+    /// Copies the carried tags of `source` into `data` (whose byte order is little-endian).
+    static func carry(_ source: [UInt8], into data: ExifDataHandle, path: String) throws {
+        let from = try ExifReader.load(source, path: path)
+        exif_data_set_byte_order(from.pointer, EXIF_BYTE_ORDER_INTEL) // converts every entry's numbers
+        func copy(_ ifd: ExifIfd, where wanted: (ExifTag) -> Bool) throws {
+            guard let content = from.content(ifd) else { return }
+            for i in 0..<Int(content.pointee.count) {
+                guard let entry = content.pointee.entries?[i]?.pointee, wanted(entry.tag) else { continue }
+                try data.set(ifd, entry.tag, entry.format, components: Int(entry.components),
+                             UnsafeRawBufferPointer(start: entry.data, count: entry.data == nil ? 0 : Int(entry.size)), path: path)
+            }
+        }
+        for (ifd, tags) in carriedTags {
+            try copy(ifd) { tag in tags.contains { $0 == tag } }
+        }
+        try copy(EXIF_IFD_GPS) { _ in true }
     }
 
     /// Local time, "YYYY:MM:DD HH:MM:SS".

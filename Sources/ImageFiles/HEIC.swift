@@ -49,7 +49,9 @@ public struct HEICInfo: Sendable {
 
 /// The one place libheif is called.
 enum HEICCodec {
-    static func encode(_ image: RGBImage, metadata: PhotoMetadata?, options: HEICOptions, path: String) throws -> [UInt8] {
+    /// `embedICC: false` leaves the colour to nclx alone (only tests use it: the container's other shape).
+    static func encode(_ image: RGBImage, metadata: PhotoMetadata?, options: HEICOptions, embedICC: Bool = true,
+                       path: String) throws -> [UInt8] {
         guard options.quality.isFinite, (0...1).contains(options.quality) else {
             throw ImageFileError.invalidArgument(path: path, message: "HEIC quality \(options.quality) is not in 0...1")
         }
@@ -69,16 +71,22 @@ enum HEICCodec {
         }
 
         return try HEICGrid.encode(image, exif: exif, orientation: metadata?.orientation, options: options,
-                                   transform: toP3, icc: p3, path: path)
+                                   transform: toP3, icc: embedICC ? p3 : nil, path: path)
     }
 
-    static func decode(_ bytes: [UInt8], path: String) throws -> RGBImage {
+    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> DecodedPhoto {
         try bytes.withUnsafeBytes { buffer in
             let context = try HeifContext(path: path, format: .heic)
             try context.read(buffer, path: path)
             let handle = try context.primaryImage(path: path)
+            try limit.check(width: Int(heif_image_handle_get_width(handle.pointer)),
+                            height: Int(heif_image_handle_get_height(handle.pointer)), format: .heic, path: path)
+            if let canvas = HEIFCanvas.primarySize(in: bytes) {
+                try limit.check(width: canvas.width, height: canvas.height, format: .heic, path: path)
+            }
             let icc = try handle.iccProfile(path: path)
             let nclx = handle.nclx()
+            let exif = (try? handle.exif(path: path)) ?? nil // damaged EXIF: the picture still decodes
             var out: OpaquePointer? = nil
             try check(heif_decode_image(handle.pointer, &out, heif_colorspace_RGB, heif_chroma_interleaved_RGB, nil),
                       path: path, encoding: false, doing: "decoding")
@@ -111,7 +119,7 @@ enum HEICCodec {
                     }
                 }
             }
-            return image
+            return DecodedPhoto(image: image, exif: exif)
         }
     }
 

@@ -1,12 +1,12 @@
 import CHeif
 import FilmCore
 
-/// Photos are stored as a HEIF grid of HEVC tiles of at most 512×512 (as iPhones do; a small
-/// image is a 1×1 grid with one tile rounded up to a multiple of 8): each tile is converted
+/// Photos are stored as HEVC pictures of at most 512×512 (as iPhones do): each is converted
 /// (sRGB → Display P3 → YCbCr 4:2:0, two rows at a time) and encoded by libheif/x265 on its own,
 /// so neither a full-size YCbCr copy nor x265's full-frame state (≈150 MB at 12 MP) ever exists.
 /// libheif 1.15 has no API for writing grids, so the container (ftyp, meta, mdat) is assembled
-/// here from each tile's hvcC and bitstream.
+/// here from each picture's hvcC and bitstream, laid out as MIAF (ISO/IEC 23000-22) wants it:
+/// tiles and the Exif item hidden, every image item with ispe, colr and pixi.
 enum HEICGrid {
     static let tileSize = 512
 
@@ -15,25 +15,34 @@ enum HEICGrid {
         var data: [UInt8]
     }
 
+    /// How an image is cut into coded pictures.
+    struct Layout: Equatable {
+        var tileWidth: Int
+        var tileHeight: Int
+        var columns: Int
+        var rows: Int
+        /// One coded picture of exactly the image's size, which is itself the primary item (no grid).
+        var isSingleImage: Bool
+    }
+
+    /// `icc` nil: colour described by nclx alone.
     static func encode(_ image: RGBImage, exif: [UInt8]?, orientation: Int?, options: HEICOptions,
-                       transform: LcmsTransform, icc: [UInt8], path: String) throws -> [UInt8] {
+                       transform: LcmsTransform, icc: [UInt8]?, path: String) throws -> [UInt8] {
         let w = image.width, h = image.height
-        // Tiles are multiples of 8 and at least 64 (one x265 CTU): below that libheif pads the
-        // coded picture and records the crop in boxes we do not copy.
-        let tw = min(tileSize, max(64, (w + 7) / 8 * 8)), th = min(tileSize, max(64, (h + 7) / 8 * 8))
-        let columns = (w + tw - 1) / tw, rows = (h + th - 1) / th
-        guard columns <= 256, rows <= 256 else {
+        let layout = Layout(width: w, height: h)
+        let tw = layout.tileWidth, th = layout.tileHeight
+        guard layout.columns <= 256, layout.rows <= 256 else {
             throw ImageFileError.invalidArgument(path: path, message: "image \(w)×\(h) needs more than 256×256 tiles")
         }
         let nclx = try HeifNCLX(primaries: 12, transfer: 13, matrix: 6, fullRange: true, path: path)
         var tiles: [Tile] = []
-        tiles.reserveCapacity(rows * columns)
+        tiles.reserveCapacity(layout.rows * layout.columns)
         let rowBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 2 * tw * 3)
         defer { rowBuffer.deallocate() }
         try image.pixels.withUnsafeBytes { src in
             let base = src.baseAddress!
-            for ty in 0..<rows {
-                for tx in 0..<columns {
+            for ty in 0..<layout.rows {
+                for tx in 0..<layout.columns {
                     let ycc = try makeTile(base, width: w, height: h, x0: tx * tw, y0: ty * th, tileWidth: tw, tileHeight: th,
                                            transform: transform, buffer: rowBuffer, path: path)
                     try ycc.setNCLX(nclx, path: path)
@@ -41,8 +50,7 @@ enum HEICGrid {
                 }
             }
         }
-        return buildFile(width: w, height: h, tileWidth: tw, tileHeight: th, columns: columns, rows: rows, tiles: tiles, icc: icc,
-                         exif: exif, orientation: orientation)
+        return buildFile(width: w, height: h, layout: layout, tiles: tiles, icc: icc, exif: exif, orientation: orientation)
     }
 
     /// One tile: rows two at a time through lcms2, then BT.601 full-range YCbCr 4:2:0. Pixels
@@ -127,13 +135,16 @@ enum HEICGrid {
         return Tile(hvcC: Array(hvcC), data: Array(mdat))
     }
 
-    /// The complete HEIF file: ftyp, meta (grid item 1, tiles 2…, Exif last), mdat.
-    static func buildFile(width: Int, height: Int, tileWidth: Int, tileHeight: Int, columns: Int, rows: Int, tiles: [Tile], icc: [UInt8],
+    /// The complete HEIF file: ftyp, meta, mdat. Items: the primary image 1 (the grid, or the
+    /// single coded picture), tiles 2… (hidden), Exif last (hidden: not part of the presentation,
+    /// as libheif writes it; MIAF checkers count every item without the hidden flag as an image
+    /// that must carry `pixi`).
+    static func buildFile(width: Int, height: Int, layout: Layout, tiles: [Tile], icc: [UInt8]?,
                           exif: [UInt8]?, orientation: Int?) -> [UInt8] {
         let ftyp = box("ftyp", Array("heic".utf8) + be32(0) + Array("mif1heicmiaf".utf8))
-        let gridID = 1
-        let tileIDs = (0..<tiles.count).map { $0 + 2 }
-        let exifID = tiles.count + 2
+        let primaryID = 1
+        let tileIDs = layout.isSingleImage ? [primaryID] : (0..<tiles.count).map { $0 + 2 }
+        let exifID = tileIDs.last! + 1
         // Exif item payload: 4-byte offset to the TIFF header (0), then TIFF data.
         let exifPayload: [UInt8]? = exif.map { be32(0) + Array($0.dropFirst(6)) }
 
@@ -148,48 +159,62 @@ enum HEICGrid {
             tileHvcC.append(properties.count)
         }
         func add(_ p: [UInt8]) -> Int { properties.append(p); return properties.count }
-        let ispeTile = add(fullBox("ispe", 0, 0, be32(tileWidth) + be32(tileHeight)))
-        let ispeFull = add(fullBox("ispe", 0, 0, be32(width) + be32(height)))
-        let nclx = add(box("colr", Array("nclx".utf8) + be16(12) + be16(13) + be16(6) + [0x80]))
-        let prof = add(box("colr", Array("prof".utf8) + icc))
+        let ispeTile = add(fullBox("ispe", 0, 0, be32(layout.tileWidth) + be32(layout.tileHeight)))
+        let ispeFull = layout.isSingleImage ? ispeTile : add(fullBox("ispe", 0, 0, be32(width) + be32(height)))
+        var colour = [add(box("colr", Array("nclx".utf8) + be16(12) + be16(13) + be16(6) + [0x80]))]
+        if let icc { colour.append(add(box("colr", Array("prof".utf8) + icc))) }
         let pixi = add(fullBox("pixi", 0, 0, [3, 8, 8, 8]))
-        var gridTransforms: [Int] = []
-        for transform in transformBoxes(orientation: orientation) {
-            gridTransforms.append(add(transform))
-        }
+        // Transformations are essential (a reader that cannot apply them must not show the image).
+        let transforms = transformBoxes(orientation: orientation).map { (add($0), true) }
+        // Descriptive properties (ispe first, as HEIF requires) before transformative ones.
+        let described = { (ispe: Int) in [(ispe, false)] + colour.map { ($0, false) } + [(pixi, false)] }
 
         // ipma: (item, [(index, essential)])
         var associations: [(Int, [(Int, Bool)])] = []
-        associations.append((gridID, [(ispeFull, false), (nclx, false), (prof, false), (pixi, false)]
-                             + gridTransforms.map { ($0, true) }))
-        for (i, id) in tileIDs.enumerated() {
-            associations.append((id, [(tileHvcC[i], true), (ispeTile, false), (nclx, false), (prof, false), (pixi, false)]))
+        if layout.isSingleImage {
+            associations.append((primaryID, [(tileHvcC[0], true)] + described(ispeFull) + transforms))
+        } else {
+            associations.append((primaryID, described(ispeFull) + transforms))
+            for (i, id) in tileIDs.enumerated() {
+                associations.append((id, [(tileHvcC[i], true)] + described(ispeTile)))
+            }
         }
+        // 7-bit property indices unless there are more than 127 properties.
+        let wide = properties.count > 127
         var ipma = be32(associations.count)
         for (item, list) in associations {
             ipma += be16(item) + [UInt8(list.count)]
-            for (index, essential) in list { ipma.append(UInt8(index) | (essential ? 0x80 : 0)) }
+            for (index, essential) in list {
+                ipma += wide ? be16(index | (essential ? 0x8000 : 0)) : [UInt8(index) | (essential ? 0x80 : 0)]
+            }
         }
-        let iprp = box("iprp", box("ipco", properties.flatMap { $0 }) + fullBox("ipma", 0, 0, ipma))
+        let iprp = box("iprp", box("ipco", properties.flatMap { $0 }) + fullBox("ipma", 0, wide ? 1 : 0, ipma))
 
         let hdlr = fullBox("hdlr", 0, 0, be32(0) + Array("pict".utf8) + [UInt8](repeating: 0, count: 12) + [0])
-        let pitm = fullBox("pitm", 0, 0, be16(gridID))
-        var infos = [fullBox("infe", 2, 0, be16(gridID) + be16(0) + Array("grid".utf8) + [0])]
-        for id in tileIDs { infos.append(fullBox("infe", 2, 1, be16(id) + be16(0) + Array("hvc1".utf8) + [0])) }
-        if exifPayload != nil { infos.append(fullBox("infe", 2, 0, be16(exifID) + be16(0) + Array("Exif".utf8) + [0])) }
+        let pitm = fullBox("pitm", 0, 0, be16(primaryID))
+        let hidden = 1 // infe flag: not part of the presentation
+        var infos: [[UInt8]] = []
+        if !layout.isSingleImage { infos.append(fullBox("infe", 2, 0, be16(primaryID) + be16(0) + Array("grid".utf8) + [0])) }
+        for id in tileIDs {
+            infos.append(fullBox("infe", 2, layout.isSingleImage ? 0 : hidden, be16(id) + be16(0) + Array("hvc1".utf8) + [0]))
+        }
+        if exifPayload != nil { infos.append(fullBox("infe", 2, hidden, be16(exifID) + be16(0) + Array("Exif".utf8) + [0])) }
         let iinf = fullBox("iinf", 0, 0, be16(infos.count) + infos.flatMap { $0 })
-        var irefBody = box("dimg", be16(gridID) + be16(tileIDs.count) + tileIDs.flatMap { be16($0) })
-        if exifPayload != nil { irefBody += box("cdsc", be16(exifID) + be16(1) + be16(gridID)) }
-        let iref = fullBox("iref", 0, 0, irefBody)
+        var irefBody: [UInt8] = []
+        if !layout.isSingleImage { irefBody += box("dimg", be16(primaryID) + be16(tileIDs.count) + tileIDs.flatMap { be16($0) }) }
+        if exifPayload != nil { irefBody += box("cdsc", be16(exifID) + be16(1) + be16(primaryID)) }
+        let iref = irefBody.isEmpty ? [] : fullBox("iref", 0, 0, irefBody)
         // Grid descriptor: version 0, flags 0 (16-bit sizes) unless the size needs 32 bits.
         let large = width > 65535 || height > 65535
-        let gridData: [UInt8] = [0, large ? 1 : 0, UInt8(rows - 1), UInt8(columns - 1)]
+        let gridData: [UInt8] = layout.isSingleImage ? [] : [0, large ? 1 : 0, UInt8(layout.rows - 1), UInt8(layout.columns - 1)]
             + (large ? be32(width) + be32(height) : be16(width) + be16(height))
-        let idat = box("idat", gridData)
+        let idat = gridData.isEmpty ? [] : box("idat", gridData)
 
         func meta(mdatStart: Int) -> [UInt8] {
-            // iloc v1: offset and length 4 bytes, no base offset, no index.
-            var entries: [[UInt8]] = [be16(gridID) + be16(1) + be16(0) + be16(1) + be32(0) + be32(gridData.count)]
+            // iloc v1: offset and length 4 bytes, no base offset, no index; construction method
+            // 1 (idat) for the grid descriptor, 0 (file offset) for the rest.
+            var entries: [[UInt8]] = []
+            if !gridData.isEmpty { entries.append(be16(primaryID) + be16(1) + be16(0) + be16(1) + be32(0) + be32(gridData.count)) }
             var offset = mdatStart
             for (i, id) in tileIDs.enumerated() {
                 entries.append(be16(id) + be16(0) + be16(0) + be16(1) + be32(offset) + be32(tiles[i].data.count))
@@ -237,6 +262,26 @@ enum HEICGrid {
     static func box(_ type: String, _ body: [UInt8]) -> [UInt8] { be32(8 + body.count) + Array(type.utf8) + body }
     static func fullBox(_ type: String, _ version: UInt8, _ flags: Int, _ body: [UInt8]) -> [UInt8] {
         box(type, [version, UInt8(truncatingIfNeeded: flags >> 16), UInt8(truncatingIfNeeded: flags >> 8), UInt8(truncatingIfNeeded: flags)] + body)
+    }
+}
+
+extension HEICGrid.Layout {
+    /// Even sizes from 64 to 512 are coded as they are. Anything else is a grid of tiles that
+    /// are multiples of 64 (MIAF's advice for grid tiles; also x265's smallest picture), up to
+    /// 512; the grid crops the last row and column of tiles. An odd size cannot be a single
+    /// picture: x265 would round it up to even and the crop would need a `clap` with odd
+    /// values, which MIAF forbids for 4:2:0, so a small odd image is a 1×1 grid (as libheif
+    /// itself does for macOS).
+    init(width: Int, height: Int) {
+        let fits = { (s: Int) in s.isMultiple(of: 2) && (64...HEICGrid.tileSize).contains(s) }
+        if fits(width) && fits(height) {
+            self.init(tileWidth: width, tileHeight: height, columns: 1, rows: 1, isSingleImage: true)
+        } else {
+            let tile = { (s: Int) in min(HEICGrid.tileSize, (s + 63) / 64 * 64) }
+            let tw = tile(width), th = tile(height)
+            self.init(tileWidth: tw, tileHeight: th, columns: (width + tw - 1) / tw, rows: (height + th - 1) / th,
+                      isSingleImage: false)
+        }
     }
 }
 

@@ -30,12 +30,15 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
     case exif(path: String, action: String, message: String)
     /// An option or argument is out of range (quality, preset name, image size…).
     case invalidArgument(path: String, message: String)
+    /// The file declares more pixels than `limit` allows (a decompression bomb, or an image too
+    /// large for this machine); refused before decoding.
+    case tooLarge(path: String, format: ImageFormat, width: Int, height: Int, limit: PixelLimit)
 
     public var path: String {
         switch self {
         case .system(let p, _, _), .lost(let p, _), .alreadyExists(let p), .unknownFormat(let p, _),
              .decode(let p, _, _, _), .encode(let p, _, _, _), .colorManagement(let p, _, _),
-             .exif(let p, _, _), .invalidArgument(let p, _):
+             .exif(let p, _, _), .invalidArgument(let p, _), .tooLarge(let p, _, _, _, _):
             return p
         }
     }
@@ -72,6 +75,10 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
             return "\(path): EXIF error while \(action): \(message)"
         case .invalidArgument(let path, let message):
             return "\(path): invalid argument: \(message)"
+        case .tooLarge(let path, _, let width, let height, let limit):
+            // In Double: a declared size (two 32-bit numbers) may overflow Int.
+            let megapixels = megapixelText(Double(width) * Double(height))
+            return "\(path): \(width)×\(height) pixels (\(megapixels) MP) exceeds the limit of \(limit) \(limit.origin)"
         }
     }
 
@@ -87,6 +94,7 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
         case .colorManagement(_, let a, let m): return .colorManagement(path: newPath, action: a, message: m)
         case .exif(_, let a, let m): return .exif(path: newPath, action: a, message: m)
         case .invalidArgument(_, let m): return .invalidArgument(path: newPath, message: m)
+        case .tooLarge(_, let f, let w, let h, let l): return .tooLarge(path: newPath, format: f, width: w, height: h, limit: l)
         }
     }
 }

@@ -4,28 +4,36 @@ import FilmCore
 
 /// libjpeg through the setjmp-guarded CImageShim helpers.
 enum JPEGCodec {
-    static func decode(_ bytes: [UInt8], path: String) throws -> RGBImage {
+    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> DecodedPhoto {
         try bytes.withUnsafeBufferPointer { buffer in
             let decoder = try JpegDecoder(buffer, path: path)
-            var w: Int32 = 0, h: Int32 = 0
-            guard CImageShim_jpegDecoderReadHeader(decoder.pointer, &w, &h) == 0 else { throw decoder.error() }
+            var w32: Int32 = 0, h32: Int32 = 0
+            guard CImageShim_jpegDecoderReadHeader(decoder.pointer, &w32, &h32) == 0 else { throw decoder.error() }
+            let w = Int(w32), h = Int(h32)
             guard w > 0, h > 0 else {
                 throw ImageFileError.decode(path: path, format: .jpeg, code: 0, message: "image has no pixels (\(w)×\(h))")
             }
-            var iccLength: UInt32 = 0
+            try limit.check(width: w, height: h, format: .jpeg, path: path)
+            // A progressive JPEG keeps every coefficient (2 bytes each, up to 3 per pixel at
+            // 4:4:4): allow that and some, not more.
+            guard CImageShim_jpegDecoderStart(decoder.pointer, limit.maxPixels * 8 + (16 << 20)) == 0 else { throw decoder.error() }
+            var iccLength: UInt32 = 0, exifLength: UInt32 = 0
             let icc = CImageShim_jpegDecoderICC(decoder.pointer, &iccLength).map {
                 Array(UnsafeBufferPointer(start: $0, count: Int(iccLength)))
             }
-            var image = RGBImage(width: Int(w), height: Int(h))
-            let status = image.pixels.withUnsafeMutableBufferPointer {
-                CImageShim_jpegDecoderReadRGB(decoder.pointer, $0.baseAddress, Int(w) * 3)
+            let exif = CImageShim_jpegDecoderExif(decoder.pointer, &exifLength).map {
+                Array(UnsafeBufferPointer(start: $0, count: Int(exifLength)))
             }
-            guard status == 0 else { throw decoder.error() }
+            let orientation = exif.flatMap(ExifReader.orientation) ?? 1
+            let pixels = try uninitializedPixels(count: w * h * 3) {
+                guard CImageShim_jpegDecoderReadRGB(decoder.pointer, $0, Int32(orientation)) == 0 else { throw decoder.error() }
+            }
+            var image = orientation >= 5 ? RGBImage(width: h, height: w, pixels: pixels) : RGBImage(width: w, height: h, pixels: pixels)
             if let icc {
                 let t = try ColorConversion.toSRGB(icc: icc, path: path)
                 ColorConversion.apply(t, to: &image.pixels, width: image.width, height: image.height)
             }
-            return image
+            return DecodedPhoto(image: image, exif: exif)
         }
     }
 
@@ -95,14 +103,14 @@ final class JpegEncoder {
     deinit { CImageShim_jpegEncoderDestroy(pointer) }
 }
 
-/// Owns a CImageShim_PngICC.
-final class PngICC {
+/// Owns a CImageShim_PngMetadata.
+final class PngMetadata {
     let pointer: OpaquePointer
     init?(_ buffer: UnsafeBufferPointer<UInt8>) {
-        guard let p = CImageShim_pngICCRead(buffer.baseAddress, buffer.count) else { return nil }
+        guard let p = CImageShim_pngMetadataRead(buffer.baseAddress, buffer.count) else { return nil }
         pointer = p
     }
-    deinit { CImageShim_pngICCDestroy(pointer) }
+    deinit { CImageShim_pngMetadataDestroy(pointer) }
 }
 
 /// libpng's simplified API (png_image_*), which reports errors in the struct.
@@ -110,7 +118,7 @@ enum PNGCodec {
     /// Any PNG → 8-bit sRGB RGB. 16-bit → 8-bit; grey and palette expand to RGB; alpha is
     /// composited onto black. 16-bit files without gAMA/sRGB are taken as sRGB-encoded (not
     /// linear). An iCCP profile is converted to sRGB with lcms2.
-    static func decode(_ bytes: [UInt8], path: String) throws -> RGBImage {
+    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> DecodedPhoto {
         try bytes.withUnsafeBufferPointer { buffer in
             var png = png_image()
             png.version = UInt32(PNG_IMAGE_VERSION)
@@ -121,29 +129,57 @@ enum PNGCodec {
             png.flags |= UInt32(PNG_IMAGE_FLAG_16BIT_sRGB)
             png.format = UInt32(PNG_FORMAT_RGB)
             let w = Int(png.width), h = Int(png.height)
-            guard w > 0, h > 0, w <= 65535, h <= 65535 else {
-                throw ImageFileError.decode(path: path, format: .png, code: 0, message: "unsupported size \(w)×\(h)")
+            guard w > 0, h > 0 else {
+                throw ImageFileError.decode(path: path, format: .png, code: 0, message: "image has no pixels (\(w)×\(h))")
             }
-            var image = RGBImage(width: w, height: h)
+            try limit.check(width: w, height: h, format: .png, path: path)
+            try checkImageDataCanHold(bytes, width: w, height: h, path: path)
             var black = png_color(red: 0, green: 0, blue: 0)
-            let ok = image.pixels.withUnsafeMutableBytes {
-                png_image_finish_read(&png, &black, $0.baseAddress, Int32(w * 3), nil)
+            let pixels = try uninitializedPixels(count: w * h * 3) {
+                guard png_image_finish_read(&png, &black, $0, Int32(w * 3), nil) != 0 else {
+                    throw error(png, path: path, encoding: false)
+                }
             }
-            guard ok != 0 else { throw error(png, path: path, encoding: false) }
+            var image = RGBImage(width: w, height: h, pixels: pixels)
 
-            guard let icc = PngICC(buffer) else {
+            guard let metadata = PngMetadata(buffer) else {
                 throw ImageFileError.decode(path: path, format: .png, code: 0, message: "out of memory")
             }
-            if CImageShim_pngICCFailed(icc.pointer) != 0 {
+            if CImageShim_pngMetadataFailed(metadata.pointer) != 0 {
                 throw ImageFileError.decode(path: path, format: .png, code: 0,
-                                            message: "reading iCCP: " + String(cString: CImageShim_pngICCMessage(icc.pointer)))
+                                            message: "reading iCCP and eXIf: " + String(cString: CImageShim_pngMetadataMessage(metadata.pointer)))
             }
             var length: UInt32 = 0
-            if let profile = CImageShim_pngICCProfile(icc.pointer, &length), length > 0 {
+            if let profile = CImageShim_pngMetadataICC(metadata.pointer, &length), length > 0 {
                 let t = try ColorConversion.toSRGB(icc: Array(UnsafeBufferPointer(start: profile, count: Int(length))), path: path)
                 ColorConversion.apply(t, to: &image.pixels, width: w, height: h)
             }
-            return image
+            let exif = CImageShim_pngMetadataExif(metadata.pointer, &length).map {
+                Array(UnsafeBufferPointer(start: $0, count: Int(length)))
+            }
+            return DecodedPhoto(image: image, exif: exif)
+        }
+    }
+
+    /// Deflate packs at most 1032 bytes into one, so IDAT chunks shorter than 1/1032 of the
+    /// filtered rows cannot hold the picture: a valid header over truncated data is refused
+    /// before the image is allocated. (Interlaced rows only need more.)
+    static func checkImageDataCanHold(_ bytes: [UInt8], width: Int, height: Int, path: String) throws {
+        guard bytes.count >= 33 else { return } // libpng read IHDR already; nothing to add
+        let depth = Int(bytes[24]), colourType = Int(bytes[25])
+        let channels = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][colourType] ?? 1
+        let rowBytes = (width * channels * depth + 7) / 8 + 1 // + the filter byte
+        var imageData = 0
+        var i = 8 // after the signature: length, type, data, CRC
+        while i + 8 <= bytes.count {
+            let length = bytes[i..<(i + 4)].reduce(0) { $0 << 8 | Int($1) }
+            if bytes[(i + 4)..<(i + 8)].elementsEqual("IDAT".utf8) { imageData += min(length, bytes.count - i - 8) }
+            i += 12 + length
+        }
+        let (needed, overflow) = rowBytes.multipliedReportingOverflow(by: height)
+        if overflow || imageData * 1032 < needed {
+            throw ImageFileError.decode(path: path, format: .png, code: 0,
+                                        message: "\(imageData) bytes of image data cannot hold \(width)×\(height) pixels (truncated or damaged)")
         }
     }
 

@@ -5,6 +5,15 @@ import Musl
 #endif
 import FilmCore
 
+/// A decoded photo and the EXIF it carried.
+public struct DecodedPhoto: Sendable, Equatable {
+    /// Upright: a JPEG's EXIF orientation has been applied, a HEIC's irot/imir by libheif.
+    public var image: RGBImage
+    /// From the TIFF header on (JPEG APP1, PNG eXIf, HEIC Exif item); nil when there is none.
+    /// Its Orientation tag describes the stored pixels, not `image`.
+    public var exif: [UInt8]?
+}
+
 /// Reads photos into sRGB 8-bit RGB.
 public enum ImageReader {
     /// Reads JPEG, PNG or HEIC (detected by magic bytes, not extension) into sRGB 8-bit RGB.
@@ -14,17 +23,31 @@ public enum ImageReader {
     /// (e.g. P3-D65 primaries 12) is converted from those primaries/transfer. Without either the
     /// pixels are taken as sRGB. Non-RGB profiles (a grey profile on a greyscale JPEG) are ignored.
     /// 16-bit PNG → 8-bit; grey and palette → RGB; alpha is composited onto black.
-    /// JPEG EXIF orientation is not applied (pixels as stored); HEIC irot/imir are applied
-    /// by libheif. CMYK JPEGs are rejected (libjpeg cannot convert them to RGB). Corrupt or
-    /// truncated JPEG data is an error, not a grey-filled picture. The whole file is read into
-    /// memory first.
-    public static func read(path: String) throws -> RGBImage {
+    /// Pictures come out upright: a JPEG's EXIF orientation is applied while decoding (rows
+    /// scattered into place, no second copy), HEIC irot/imir by libheif. A PNG's eXIf
+    /// orientation is not applied (libpng, browsers and most viewers ignore it).
+    /// CMYK JPEGs are rejected (libjpeg cannot convert them to RGB). Corrupt or truncated
+    /// JPEG data is an error, not a grey-filled picture. The whole file is read into memory first.
+    ///
+    /// An image whose declared size exceeds `limit` is refused (`.tooLarge`) before anything
+    /// of its size is allocated; the pixels are then written into memory that is not zeroed
+    /// first, so a file whose data ends early costs only the rows it really had.
+    public static func read(path: String, limit: PixelLimit = .forThisMachine) throws -> RGBImage {
+        try readPhoto(path: path, limit: limit).image
+    }
+
+    /// `read`, with the file's EXIF.
+    /// A block that is not TIFF data is dropped (`exif` nil): it can be neither read nor carried.
+    public static func readPhoto(path: String, limit: PixelLimit = .forThisMachine) throws -> DecodedPhoto {
         let bytes = try readWholeFile(path: path)
+        var photo: DecodedPhoto
         switch try detect(bytes, path: path) {
-        case .jpeg: return try JPEGCodec.decode(bytes, path: path)
-        case .png: return try PNGCodec.decode(bytes, path: path)
-        case .heic: return try HEICCodec.decode(bytes, path: path)
+        case .jpeg: photo = try JPEGCodec.decode(bytes, path: path, limit: limit)
+        case .png: photo = try PNGCodec.decode(bytes, path: path, limit: limit)
+        case .heic: photo = try HEICCodec.decode(bytes, path: path, limit: limit)
         }
+        if let exif = photo.exif, !ExifReader.hasTIFFHeader(exif) { photo.exif = nil }
+        return photo
     }
 
     /// The format from the first bytes: FF D8 FF (JPEG), 89 P N G (PNG), "ftyp" at offset 4 (HEIF).
@@ -72,5 +95,14 @@ public enum ImageWriter {
         case .jpeg: return try JPEGCodec.encode(image, metadata: metadata, quality: jpegQuality, path: path)
         case .png: return try PNGCodec.encode(image, path: path)
         }
+    }
+}
+
+/// `count` bytes filled by `fill`, in fresh memory that is not zeroed first: the kernel maps in
+/// the pages of a large allocation only as they are written.
+func uninitializedPixels(count: Int, _ fill: (UnsafeMutablePointer<UInt8>) throws -> Void) throws -> [UInt8] {
+    try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        try fill(buffer.baseAddress!)
+        initialized = count
     }
 }

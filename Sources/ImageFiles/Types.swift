@@ -31,7 +31,8 @@ public enum ImageFormat: String, Sendable, CaseIterable {
 /// `presetName` is written twice: as `ImageDescription` (the bare name) and in `Software` as
 /// `"Loopix (<preset>)"`. Without a preset, `Software` is `"Loopix"`.
 /// `date` is written as `DateTimeOriginal`, `DateTimeDigitized` and `DateTime` in the
-/// process's local time zone, format `"YYYY:MM:DD HH:MM:SS"`.
+/// process's local time zone, format `"YYYY:MM:DD HH:MM:SS"` — as `DateTime` alone when
+/// `sourceExif` brings a `DateTimeOriginal`.
 public struct PhotoMetadata: Sendable, Equatable {
     public var make: String?
     public var model: String?
@@ -46,10 +47,15 @@ public struct PhotoMetadata: Sendable, Equatable {
     /// EXIF orientation 1...8 (other values are an error when writing).
     public var orientation: Int?
     public var presetName: String?
+    /// The EXIF of the photo this one was developed from (TIFF header on, as `DecodedPhoto`
+    /// has it): its camera, lens, exposure, capture time and GPS tags are carried over (see
+    /// `ExifWriter.carriedTags`); the fields above are written over them.
+    public var sourceExif: [UInt8]?
 
     public init(make: String? = nil, model: String? = nil, lensModel: String? = nil,
                 focalLength: Double? = nil, focalLength35mm: Int? = nil, exposureTime: Double? = nil,
-                iso: Int? = nil, date: Date? = nil, orientation: Int? = nil, presetName: String? = nil) {
+                iso: Int? = nil, date: Date? = nil, orientation: Int? = nil, presetName: String? = nil,
+                sourceExif: [UInt8]? = nil) {
         self.make = make
         self.model = model
         self.lensModel = lensModel
@@ -60,6 +66,7 @@ public struct PhotoMetadata: Sendable, Equatable {
         self.date = date
         self.orientation = orientation
         self.presetName = presetName
+        self.sourceExif = sourceExif
     }
 }
 

@@ -4,12 +4,14 @@ import ImageFiles
 
 /// `loopix develop`: applies a look to existing photos.
 public enum DevelopCommand {
-    public static let help = """
+    public static var help: String { """
     Usage: loopix develop IN... [-p PRESET] [-i INTENSITY] [--ev EV] [--grain-seed N]
                           [-o OUT | --out-dir DIR] [--format heic|jpeg|png] [--force]
                           [--quality Q] [--x265-preset NAME] [--presets-dir DIR] [--threads N]
+                          [--max-megapixels N]
 
-    Develops JPEG, PNG or HEIC photos with a film look and saves them (HEIC in Display P3 by default).
+    Develops JPEG, PNG or HEIC photos with a film look and saves them (HEIC in Display P3 by default),
+    keeping their camera, lens, exposure, capture time and GPS, turned upright.
 
       -p, --preset PRESET    look to apply (default: portra; see `loopix presets`)
       -i, --intensity N      strength of the look, 0–100 % (default: 100)
@@ -23,10 +25,12 @@ public enum DevelopCommand {
           --x265-preset NAME HEIC encoder speed: ultrafast … placebo (default: ultrafast)
           --presets-dir DIR  user presets (default: $LOOPIX_PRESETS or ~/.config/loopix/presets)
           --threads N        render threads (default: all cores)
+          --max-megapixels N refuse inputs of more than N million pixels (default: what half
+                             this machine's memory holds, at most 200; here \(PixelLimit.forThisMachine))
 
     Without -o or --out-dir, IMG.jpg is saved beside itself as IMG-PRESET.heic.
     A file that fails is reported and counted; the others go on. Exit status 1 if any failed.
-    """
+    """ }
 
     public struct Options: Sendable {
         public var inputs: [String] = []
@@ -42,6 +46,12 @@ public enum DevelopCommand {
         public var x265Preset = HEICOptions().x265Preset
         public var presetsDirectory: String? = PresetLibrary.defaultDirectory
         public var threads = ProcessInfo.processInfo.activeProcessorCount
+        /// nil: `PixelLimit.forThisMachine`.
+        public var maxMegapixels: Double?
+
+        var pixelLimit: PixelLimit {
+            maxMegapixels.map { PixelLimit(megapixels: $0, origin: "set by --max-megapixels") } ?? .forThisMachine
+        }
     }
 
     public static func parse(_ words: [String]) throws(ToolError) -> Options {
@@ -49,6 +59,7 @@ public enum DevelopCommand {
             "-p": "preset", "--preset": "preset", "-i": "intensity", "--intensity": "intensity", "--ev": "ev",
             "--grain-seed": "grain-seed", "-o": "output", "--output": "output", "--out-dir": "out-dir", "--format": "format",
             "--quality": "quality", "--x265-preset": "x265-preset", "--presets-dir": "presets-dir", "--threads": "threads",
+            "--max-megapixels": "max-megapixels",
         ], flags: ["--force": "force", "-f": "force"])
         var o = Options()
         o.inputs = args.operands
@@ -81,6 +92,7 @@ public enum DevelopCommand {
             guard (1...256).contains(t) else { throw .usage("--threads must be from 1 to 256") }
             o.threads = t
         }
+        o.maxMegapixels = try args.double("max-megapixels", in: 0.001...100_000)
         o.force = args.flag("force")
         return o
     }
@@ -90,7 +102,8 @@ public enum DevelopCommand {
         let library = try PresetLibrary(directory: o.presetsDirectory, required: o.presetsDirectory != PresetLibrary.defaultDirectory)
         for problem in library.problems { log("loopix: warning: \(problem)") }
         let preset = try library.preset(o.presetID)
-        let look = FilmLook(preset: preset, settings: RenderSettings(ev: o.ev, intensity: o.intensity, grainSeed: o.grainSeed))
+        // Compiled when the first photo has been read: a batch of unreadable files fails at once.
+        var look: FilmLook?
         let format = o.format ?? .heic
         var heic = HEICOptions(x265Preset: o.x265Preset)
         if let q = o.quality { heic.quality = Double(q) / 100 }
@@ -110,18 +123,27 @@ public enum DevelopCommand {
                 if !o.force && FileManager.default.fileExists(atPath: output) {
                     throw ToolError("\(output): already exists (use --force to replace it)")
                 }
-                var image = try ImageReader.read(path: input)
+                let photo = try ImageReader.readPhoto(path: input, limit: o.pixelLimit)
+                var image = photo.image
                 if renderer?.width != image.width || renderer?.height != image.height {
-                    renderer = FilmRenderer(look: look, width: image.width, height: image.height)
+                    if look == nil {
+                        look = FilmLook(preset: preset, settings: RenderSettings(ev: o.ev, intensity: o.intensity, grainSeed: o.grainSeed))
+                    }
+                    renderer = FilmRenderer(look: look!, width: image.width, height: image.height)
                 }
                 renderer!.render(&image, grainFrame: 0, threads: o.threads)
-                let metadata = PhotoMetadata(date: Date(), presetName: preset.name)
+                // The source's camera, exposure, capture time and GPS, upright pixels (orientation 1).
+                let metadata = PhotoMetadata(date: Date(), orientation: 1, presetName: preset.name, sourceExif: photo.exif)
                 try ImageWriter.write(image, to: output, format: format, metadata: metadata, heic: heic,
                                       jpegQuality: jpegQuality, replace: o.force)
             } catch {
                 failed += 1
                 progress.clear()
-                log("loopix: \(error)")
+                if case ImageFileError.tooLarge = error, o.maxMegapixels == nil {
+                    log("loopix: \(error); see --max-megapixels")
+                } else {
+                    log("loopix: \(error)")
+                }
             }
         }
         progress.finish()

@@ -24,14 +24,19 @@ enum Subprocess {
     }
 
     /// Runs `executable` with `arguments`, standard input and output on /dev/null, standard
-    /// error to /dev/null too unless `keepStderr`.
-    static func run(_ executable: String, _ arguments: [String], keepStderr: Bool = false) throws(ToolError) -> Result {
+    /// error to /dev/null too unless `keepStderr`, or into the file `stderrPath`.
+    static func run(_ executable: String, _ arguments: [String], keepStderr: Bool = false,
+                    stderrPath: String? = nil) throws(ToolError) -> Result {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        if !keepStderr { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        if let stderrPath {
+            posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        } else if !keepStderr {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0

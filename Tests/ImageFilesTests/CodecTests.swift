@@ -27,6 +27,51 @@ final class CodecTests: XCTestCase {
         XCTAssertEqual(tags["Software"], "Loopix (Portra 400)")
     }
 
+    /// A JPEG's EXIF orientation is applied while decoding: the picture comes out as viewers
+    /// show it, and the EXIF handed out still says how it was stored.
+    func testJPEGOrientationIsAppliedOnRead() throws {
+        let dir = try temporaryDirectory(self)
+        let stored = quadrants(width: 40, height: 24)
+        for orientation in 1...8 {
+            let path = dir + "/o\(orientation).jpg"
+            try ImageWriter.write(stored, to: path, format: .jpeg, metadata: PhotoMetadata(orientation: orientation), jpegQuality: 95)
+            let photo = try ImageReader.readPhoto(path: path)
+            let expected = applyExifOrientation(stored, orientation)
+            XCTAssertEqual(photo.image.width, expected.width, "orientation \(orientation)")
+            XCTAssertEqual(photo.image.height, expected.height, "orientation \(orientation)")
+            if photo.image.width == expected.width {
+                let error = meanAbsoluteError(photo.image, expected)
+                XCTAssertLessThan(error, 6, "orientation \(orientation): error \(error)")
+            }
+            XCTAssertEqual(try ExifReader.tags(try XCTUnwrap(photo.exif))["Orientation"], "\(orientation)")
+        }
+    }
+
+    /// Every reader hands out the file's EXIF; a damaged orientation is ignored, not an error.
+    func testReadersHandOutEXIF() throws {
+        let dir = try temporaryDirectory(self)
+        let image = smoothImage(width: 64, height: 64)
+        try ImageWriter.write(image, to: dir + "/p.heic", format: .heic, metadata: sampleMetadata)
+        try ImageWriter.write(image, to: dir + "/p.jpg", format: .jpeg, metadata: sampleMetadata)
+        for path in [dir + "/p.heic", dir + "/p.jpg"] {
+            let tags = try ExifReader.tags(try XCTUnwrap(ImageReader.readPhoto(path: path).exif, path))
+            XCTAssertEqual(tags["Model"], "IMX477", path)
+        }
+        try ImageWriter.write(image, to: dir + "/p.png", format: .png, metadata: sampleMetadata)
+        XCTAssertNil(try ImageReader.readPhoto(path: dir + "/p.png").exif, "our PNGs carry no metadata")
+        XCTAssertNil(ExifReader.orientation([0x49, 0x49, 0x2A, 0, 8, 0, 0, 0]), "no IFD entries")
+        XCTAssertNil(ExifReader.orientation([1, 2, 3]))
+
+        // An APP1 "Exif" block whose TIFF header is damaged: the picture reads, without EXIF.
+        var damaged = try fileBytes(dir + "/p.jpg")
+        let tiff = try XCTUnwrap(damaged.firstRange(of: Array("Exif".utf8) + [0, 0, 0x49, 0x49])).upperBound - 2
+        damaged.replaceSubrange(tiff..<(tiff + 2), with: Array("XX".utf8))
+        try writeFile(dir + "/damaged.jpg", damaged)
+        let photo = try ImageReader.readPhoto(path: dir + "/damaged.jpg")
+        XCTAssertNil(photo.exif)
+        XCTAssertEqual(photo.image.width, 64)
+    }
+
     func testPNGRoundTripIsLossless() throws {
         let dir = try temporaryDirectory(self)
         let original = smoothImage(width: 97, height: 41)

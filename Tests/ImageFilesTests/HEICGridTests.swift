@@ -63,39 +63,4 @@ final class HEICGridTests: XCTestCase {
         let iprp = try XCTUnwrap(BoxReader.find("iprp", in: meta.dropFirst(4)))
         return try XCTUnwrap(BoxReader.find("ipco", in: iprp))
     }
-
-    func quadrants(width: Int, height: Int) -> RGBImage {
-        var image = RGBImage(width: width, height: height)
-        let colours: [SIMD3<UInt8>] = [SIMD3(200, 40, 40), SIMD3(40, 200, 40), SIMD3(40, 40, 200), SIMD3(220, 220, 60)]
-        for y in 0..<height {
-            for x in 0..<width {
-                image[x, y] = colours[(y < height / 3 ? 0 : 2) + (x < width / 4 ? 0 : 1)]
-            }
-        }
-        return image
-    }
-
-    /// The displayed image for EXIF orientation `o` of a stored image.
-    func applyExifOrientation(_ s: RGBImage, _ o: Int) -> RGBImage {
-        let W = s.width, H = s.height
-        let swap = o >= 5
-        var d = RGBImage(width: swap ? H : W, height: swap ? W : H)
-        for y in 0..<d.height {
-            for x in 0..<d.width {
-                let (sx, sy): (Int, Int)
-                switch o {
-                case 2: (sx, sy) = (W - 1 - x, y)
-                case 3: (sx, sy) = (W - 1 - x, H - 1 - y)
-                case 4: (sx, sy) = (x, H - 1 - y)
-                case 5: (sx, sy) = (y, x)
-                case 6: (sx, sy) = (y, H - 1 - x)
-                case 7: (sx, sy) = (W - 1 - y, H - 1 - x)
-                case 8: (sx, sy) = (W - 1 - y, x)
-                default: (sx, sy) = (x, y)
-                }
-                d[x, y] = s[sx, sy]
-            }
-        }
-        return d
-    }
 }

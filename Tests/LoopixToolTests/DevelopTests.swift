@@ -93,6 +93,77 @@ final class DevelopTests: XCTestCase {
         XCTAssertEqual(result.log.last, "developed 2 of 4 with Kodak Portra 400 (2 failed)")
     }
 
+    /// The developed HEIC keeps its source's capture time, camera, lens, exposure and GPS, as
+    /// exiftool reads them, from a JPEG, a PNG (eXIf) and a developed HEIC. exiftool writes the
+    /// sources' EXIF big-endian, so every number also crosses a byte-order change.
+    func testDevelopKeepsTheSourceExif() throws {
+        let dir = try Fixtures.temporaryDirectory()
+        let tags = ["-Make=Fujifilm", "-Model=X-T5", "-LensModel=XF23mmF2 R WR", "-DateTimeOriginal=2021:05:06 07:08:09",
+                    "-ExposureTime=1/250", "-FNumber=2.8", "-ISO=200", "-GPSLatitude=48.8584", "-GPSLatitudeRef=N",
+                    "-GPSLongitude=2.2945", "-GPSLongitudeRef=E", "-Orientation#=1"]
+        try Fixtures.writePhoto(dir + "/png.png")
+        try ImageWriter.write(try ImageReader.read(path: dir + "/png.png"), to: dir + "/jpeg.jpg", format: .jpeg)
+        for input in [dir + "/jpeg.jpg", dir + "/png.png"] {
+            _ = try Fixtures.exiftool(["-q", "-overwrite_original"] + tags + [input])
+            XCTAssertEqual(try Fixtures.exifTags(input)["ExifByteOrder"] as? String, "MM", "a big-endian source")
+        }
+        try Fixtures.writePhoto(dir + "/none.png") // no EXIF at all: today's date, no camera
+        let inputs = [dir + "/jpeg.jpg", dir + "/png.png", dir + "/none.png"]
+        XCTAssertEqual(try develop(inputs + ["--out-dir", dir + "/out", "-p", "portra"]).failed, 0)
+        XCTAssertEqual(try develop([dir + "/out/jpeg.heic", "-o", dir + "/again.heic", "-p", "mono"]).failed, 0)
+
+        for output in [dir + "/out/jpeg.heic", dir + "/out/png.heic", dir + "/again.heic"] {
+            let read = try Fixtures.exifTags(output)
+            XCTAssertEqual(read["DateTimeOriginal"] as? String, "2021:05:06 07:08:09", output)
+            XCTAssertEqual(read["Make"] as? String, "Fujifilm", output)
+            XCTAssertEqual(read["Model"] as? String, "X-T5", output)
+            XCTAssertEqual(read["LensModel"] as? String, "XF23mmF2 R WR", output)
+            XCTAssertEqual(read["ExposureTime"] as? Double, 0.004, output)
+            XCTAssertEqual(read["FNumber"] as? Double, 2.8, output)
+            XCTAssertEqual(read["ISO"] as? Int, 200, output)
+            XCTAssertEqual(try XCTUnwrap(read["GPSLatitude"] as? Double, output), 48.8584, accuracy: 1e-4, output)
+            XCTAssertEqual(try XCTUnwrap(read["GPSLongitude"] as? Double, output), 2.2945, accuracy: 1e-4, output)
+            XCTAssertEqual(read["Orientation"] as? Int, 1, output)
+            XCTAssertEqual(read["ImageWidth"] as? Int, 96, output)
+        }
+        XCTAssertEqual(try Fixtures.exifTags(dir + "/out/jpeg.heic")["ImageDescription"] as? String, BuiltinPresets.portra.name)
+        XCTAssertEqual(try Fixtures.exifTags(dir + "/again.heic")["Software"] as? String, "Loopix (\(BuiltinPresets.mono.name))")
+        let bare = try Fixtures.exifTags(dir + "/out/none.heic")
+        XCTAssertNil(bare["Make"])
+        XCTAssertNil(bare["GPSLatitude"])
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy:MM:dd"
+        let today = formatter.string(from: Date())
+        XCTAssertTrue((bare["DateTimeOriginal"] as? String)?.hasPrefix(today) == true, "\(String(describing: bare["DateTimeOriginal"])) is today, \(today)")
+    }
+
+    /// A JPEG stored sideways with EXIF orientation 6 comes out upright: the corner marked in
+    /// the stored top left is at the top right, and the file says orientation 1 (nothing for a
+    /// viewer to turn again).
+    func testAJPEGWithOrientationSixComesOutUpright() throws {
+        let dir = try Fixtures.temporaryDirectory()
+        var stored = RGBImage(width: 96, height: 64)
+        for y in 0..<64 {
+            for x in 0..<96 { stored[x, y] = x < 24 && y < 16 ? SIMD3(230, 30, 30) : SIMD3(128, 128, 128) }
+        }
+        try ImageWriter.write(stored, to: dir + "/sideways.jpg", format: .jpeg, jpegQuality: 95)
+        _ = try Fixtures.exiftool(["-q", "-overwrite_original", "-Orientation#=6", dir + "/sideways.jpg"])
+        XCTAssertEqual(try Fixtures.exifTags(dir + "/sideways.jpg")["Orientation"] as? Int, 6)
+
+        XCTAssertEqual(try develop([dir + "/sideways.jpg", "-o", dir + "/upright.heic", "-p", "clean", "-i", "0"]).failed, 0)
+        XCTAssertEqual(try Fixtures.exifTags(dir + "/upright.heic")["Orientation"] as? Int, 1)
+        let upright = try ImageReader.read(path: dir + "/upright.heic")
+        guard upright.width == 64, upright.height == 96 else {
+            return XCTFail("developed \(upright.width)×\(upright.height), not upright 64×96")
+        }
+        func isRed(_ x: Int, _ y: Int) -> Bool { let p = upright[x, y]; return p.x > 180 && p.y < 90 && p.z < 90 }
+        XCTAssertTrue(isRed(64 - 8, 8), "marked corner at the top right: \(upright[56, 8])")
+        XCTAssertTrue(isRed(64 - 8, 20), "24 stored columns are 24 rows now")
+        for (x, y) in [(8, 8), (8, 88), (56, 88), (40, 8), (56, 30)] {
+            XCTAssertFalse(isRed(x, y), "(\(x), \(y)) is grey: \(upright[x, y])")
+        }
+    }
+
     func testDefaultOutputNameSitsBesideTheInput() throws {
         let dir = try Fixtures.temporaryDirectory()
         try Fixtures.writePhoto(dir + "/photo.png")

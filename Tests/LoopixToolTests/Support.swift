@@ -41,10 +41,10 @@ enum Fixtures {
         try ImageWriter.write(image, to: path, format: .png, replace: true)
     }
 
-    /// Runs the `loopix` executable; returns exit status and standard error.
-    static func run(_ arguments: [String]) throws -> (status: Int32, stderr: String, stdout: String) {
+    /// Runs the `loopix` executable (or another); returns exit status, standard error and output.
+    static func run(_ arguments: [String], executable: String = loopix) throws -> (status: Int32, stderr: String, stdout: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: loopix)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         let err = Pipe(), out = Pipe()
         process.standardError = err
@@ -55,4 +55,27 @@ enum Fixtures {
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: stderr, as: UTF8.self), String(decoding: stdout, as: UTF8.self))
     }
+
+    /// Runs exiftool (software no one here wrote) and returns its output, or skips saying how
+    /// to install it.
+    static func exiftool(_ arguments: [String]) throws -> String {
+        let candidates = ["/usr/bin/exiftool", "/usr/local/bin/exiftool"]
+        guard let exiftool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("exiftool is not installed (Debian package libimage-exiftool-perl; scripts/setup installs it)")
+        }
+        let r = try run(arguments, executable: exiftool)
+        guard r.status == 0 else { throw ProgramFailed(description: "exiftool \(arguments) exited \(r.status): \(r.stderr)") }
+        return r.stdout
+    }
+
+    /// The tags exiftool reads from `path`, numbers as numbers (`-n`).
+    static func exifTags(_ path: String) throws -> [String: Any] {
+        let json = try exiftool(["-j", "-n", path])
+        let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]
+        return try XCTUnwrap(list?.first, "exiftool -j gave \(json)")
+    }
+}
+
+struct ProgramFailed: Error, CustomStringConvertible {
+    let description: String
 }

@@ -17,13 +17,21 @@ typedef struct CImageShim_JpegDecoder CImageShim_JpegDecoder;
 /// Allocates a decoder over `size` bytes at `data`, which must stay valid until it is destroyed.
 /// NULL only when out of memory.
 CImageShim_JpegDecoder *CImageShim_jpegDecoderCreate(const unsigned char *data, size_t size);
-/// Reads the headers (and the APP2 ICC profile, if any) and prepares RGB output.
+/// Reads the markers up to the first scan: the frame size (SOF), the APP2 ICC profile and the
+/// APP1 EXIF, if any. Allocates nothing of the image's size, so the caller can refuse an image
+/// that is too large before CImageShim_jpegDecoderStart.
 int CImageShim_jpegDecoderReadHeader(CImageShim_JpegDecoder *dec, int *width, int *height);
 /// The embedded ICC profile (owned by the decoder) or NULL. Valid after ReadHeader.
 const unsigned char *CImageShim_jpegDecoderICC(const CImageShim_JpegDecoder *dec, unsigned int *length);
-/// Decodes all rows as 8-bit RGB into `out` (rows `rowStride` bytes apart).
-/// Truncated or corrupt entropy-coded data is an error, not a warning.
-int CImageShim_jpegDecoderReadRGB(CImageShim_JpegDecoder *dec, unsigned char *out, size_t rowStride);
+/// The first APP1 EXIF block from its TIFF header on (owned by the decoder) or NULL. Valid after ReadHeader.
+const unsigned char *CImageShim_jpegDecoderExif(const CImageShim_JpegDecoder *dec, unsigned int *length);
+/// Prepares RGB output. libjpeg's whole-image buffers (a progressive JPEG's coefficients) may
+/// take at most `maxMemory` bytes; a file that needs more is an error.
+int CImageShim_jpegDecoderStart(CImageShim_JpegDecoder *dec, size_t maxMemory);
+/// Decodes all rows as 8-bit RGB into `out`, turned upright for EXIF orientation 1...8 (any
+/// other value counts as 1): `out` holds width×height pixels, or height×width for 5...8, with
+/// no padding. Truncated or corrupt entropy-coded data is an error, not a warning.
+int CImageShim_jpegDecoderReadRGB(CImageShim_JpegDecoder *dec, unsigned char *out, int orientation);
 const char *CImageShim_jpegDecoderMessage(const CImageShim_JpegDecoder *dec);
 int CImageShim_jpegDecoderCode(const CImageShim_JpegDecoder *dec);
 void CImageShim_jpegDecoderDestroy(CImageShim_JpegDecoder *dec);
@@ -44,17 +52,19 @@ const char *CImageShim_jpegEncoderMessage(const CImageShim_JpegEncoder *enc);
 int CImageShim_jpegEncoderCode(const CImageShim_JpegEncoder *enc);
 void CImageShim_jpegEncoderDestroy(CImageShim_JpegEncoder *enc);
 
-// MARK: PNG iCCP
+// MARK: PNG metadata
 
-typedef struct CImageShim_PngICC CImageShim_PngICC;
+typedef struct CImageShim_PngMetadata CImageShim_PngMetadata;
 
-/// Reads a PNG's chunks up to the image data and extracts the iCCP profile, if any.
-/// NULL only when out of memory; check CImageShim_pngICCFailed.
-CImageShim_PngICC *CImageShim_pngICCRead(const unsigned char *data, size_t size);
-int CImageShim_pngICCFailed(const CImageShim_PngICC *icc);
+/// Reads a PNG's chunks up to the image data and extracts the iCCP profile and the eXIf
+/// block, if any. NULL only when out of memory; check CImageShim_pngMetadataFailed.
+CImageShim_PngMetadata *CImageShim_pngMetadataRead(const unsigned char *data, size_t size);
+int CImageShim_pngMetadataFailed(const CImageShim_PngMetadata *meta);
 /// The decompressed profile (owned by the object) or NULL when the file has no iCCP chunk.
-const unsigned char *CImageShim_pngICCProfile(const CImageShim_PngICC *icc, unsigned int *length);
-const char *CImageShim_pngICCMessage(const CImageShim_PngICC *icc);
-void CImageShim_pngICCDestroy(CImageShim_PngICC *icc);
+const unsigned char *CImageShim_pngMetadataICC(const CImageShim_PngMetadata *meta, unsigned int *length);
+/// The eXIf chunk's TIFF data (owned by the object) or NULL when the file has none.
+const unsigned char *CImageShim_pngMetadataExif(const CImageShim_PngMetadata *meta, unsigned int *length);
+const char *CImageShim_pngMetadataMessage(const CImageShim_PngMetadata *meta);
+void CImageShim_pngMetadataDestroy(CImageShim_PngMetadata *meta);
 
 #endif
