@@ -13,7 +13,7 @@ public typealias ConfigError = FieldError
 /// The daemon's configuration: one JSON file, by default `/etc/loopix/loopix.json`.
 ///
 /// ```json
-/// { "board": "none",
+/// { "board": "none", "presetsDirectory": "/etc/loopix/presets",
 ///   "camera":   { "backend": "auto", "required": false, "simulatedStillWidth": 4056,
 ///                 "simulatedStillHeight": 3040, "photosDirectory": "/usr/share/loopix/samples" },
 ///   "display":  { "backend": "auto", "width": 800, "height": 480,
@@ -163,6 +163,9 @@ public struct Config: Sendable, Equatable {
     public var board = "none"
     /// Where board files (`<board>.json`) are installed.
     public var boardsDirectory = "/usr/share/loopix/boards"
+    /// User presets (`*.json`, with their `.cube` files), read as `loopix develop` reads them;
+    /// a missing directory means the built-in looks only.
+    public var presetsDirectory = "/etc/loopix/presets"
     public var gpio = GPIOSection()
     public var imu = IMUSection()
     public var camera = CameraSection()
@@ -246,6 +249,9 @@ public struct Config: Sendable, Equatable {
         }
         if let p = try r.optionalString("boardsDirectory") {
             config.boardsDirectory = try resolve(p, "boardsDirectory")
+        }
+        if let p = try r.optionalString("presetsDirectory") {
+            config.presetsDirectory = try resolve(p, "presetsDirectory")
         }
         try r.section("gpio") { r throws(ConfigError) in
             var g = GPIOSection()
@@ -409,7 +415,7 @@ public struct Config: Sendable, Equatable {
             }
             config.snapshot.directories = dirs
         }
-        try r.rejectUnknown(allowed: "board, boardsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, snapshot")
+        try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, snapshot")
         return config
     }
 
@@ -463,6 +469,7 @@ extension Config {
         "storage.reserveMB", "capture.queueLength", "capture.heicQuality", "capture.x265Preset", "capture.keepOriginal",
         "license.publicKey", "license.file", "snapshot.directories",
         "defaults.preset", "defaults.intensity", "defaults.ev", "defaults.handedness", "defaults.grid",
+        "presetsDirectory",
     ]
 
     /// What `loopixd --check-config` checks beyond the file itself, against this machine: the

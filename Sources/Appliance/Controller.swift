@@ -49,8 +49,8 @@ public final class Controller {
     public let handle: ControllerHandle
     public private(set) var config: Config
     private let configPath: String?
-    private let presets: [Preset]
-    private let rules: StateRules
+    private var presets: [Preset]
+    private var rules: StateRules
     public private(set) var state: CameraState
     private let settingsStore: SettingsStore
     private let saveQueue = DispatchQueue(label: "loopix.settings", qos: .utility)
@@ -77,8 +77,11 @@ public final class Controller {
     /// Seen by tests: every effect carried out, in order.
     var effectObserver: ((Effect) -> Void)?
 
-    public init(config: Config, configPath: String?, devices: Devices, presets: [Preset] = BuiltinPresets.all,
+    /// `presets`: the looks to offer; nil reads the built-ins and the user presets in
+    /// `config.presetsDirectory`.
+    public init(config: Config, configPath: String?, devices: Devices, presets: [Preset]? = nil,
                 handle: ControllerHandle = ControllerHandle()) {
+        let presets = presets ?? Self.loadPresets(config)
         self.handle = handle
         self.config = config
         self.configPath = configPath
@@ -120,6 +123,21 @@ public final class Controller {
                 Log.error("\(job.path): photo lost: \(error)")
                 reports.add(.lost)
             }
+        }
+    }
+
+    /// The built-in looks and the user's presets; a bad preset file is one warning line and
+    /// skipped, a missing directory just means the built-ins.
+    static func loadPresets(_ config: Config) -> [Preset] {
+        do {
+            let library = try PresetLibrary(directory: config.presetsDirectory)
+            for problem in library.problems { Log.warning("preset skipped: \(problem)") }
+            let users = library.presets.count - BuiltinPresets.all.count
+            if users > 0 { Log.info("looks: \(BuiltinPresets.all.count) built in, \(users) from \(config.presetsDirectory)") }
+            return library.presets
+        } catch {
+            Log.warning("\(error); the built-in looks only")
+            return BuiltinPresets.all
         }
     }
 
@@ -212,6 +230,17 @@ public final class Controller {
         captures.reconfigure(capacity: next.capture.queueLength, heic: Self.heicOptions(next))
         state.defaultIntensity = next.defaults.intensity / 100
         if applied.contains(where: { $0.hasPrefix("license.") }) { licensed = Self.checkLicense(next) }
+        // The user presets are read again (a look may have been added), wherever they are now.
+        next.presetsDirectory = fresh.presetsDirectory
+        config = next
+        presets = Self.loadPresets(next)
+        rules = StateRules(presetIDs: presets.map(\.id), lensCount: supervisor.lenses.count)
+        if !presets.contains(where: { $0.id == state.presetID }) {
+            Log.warning("look \(state.presetID) is gone; back to \(presets.first?.id ?? "clean")")
+            perform(.selectPreset(presets.first?.id ?? "clean"))
+        } else {
+            pipeline.requestLook(currentPreset, again: true)
+        }
         settingsStore.retry()
         guard !changed.isEmpty else {
             Log.info("reloaded \(path): nothing changed")

@@ -39,8 +39,9 @@ final class PreviewPipeline {
     var height: Int { composed.height }
 
     /// Compiles `preset` in the background; the preview keeps the current look meanwhile.
-    func requestLook(_ preset: Preset) {
-        looks.compile(preset, reusing: renderer?.look.grainTexture)
+    /// `again`: even if it is the look asked for last (its file was edited).
+    func requestLook(_ preset: Preset, again: Bool = false) {
+        looks.compile(preset, reusing: renderer?.look.grainTexture, again: again)
     }
 
     /// The buffer the camera writes the next preview frame into.
@@ -125,9 +126,9 @@ final class LookCompiler: Sendable {
     }
     private let state = Locked(State())
 
-    func compile(_ preset: Preset, reusing texture: GrainTexture?) {
+    func compile(_ preset: Preset, reusing texture: GrainTexture?, again: Bool = false) {
         let first = state.withLock { s -> Bool in
-            guard s.wanted != preset.id else { return false }
+            guard again || s.wanted != preset.id else { return false }
             s.wanted = preset.id
             return true
         }

@@ -3,7 +3,12 @@
 /// every point and never overshoots them, so a rising set of points gives a rising curve.
 public struct ToneCurve: Sendable, Equatable, Codable {
     /// Output levels at inputs 0, 0.25, 0.5, 0.75, 1; each 0…1 and non-decreasing.
-    public var points: [Double]
+    public var points: [Double] {
+        didSet { spline = MonotoneCubic(xs: Self.inputs, ys: points) }
+    }
+    /// The Hermite tangents, computed once per change of `points` (a LUT bake evaluates the
+    /// curve tens of thousands of times).
+    private var spline: MonotoneCubic
 
     public static let inputs: [Double] = [0, 0.25, 0.5, 0.75, 1]
     public static let identity = ToneCurve(points: [0, 0.25, 0.5, 0.75, 1])
@@ -11,6 +16,25 @@ public struct ToneCurve: Sendable, Equatable, Codable {
     public init(points: [Double]) {
         precondition(points.count == 5, "a tone curve has five control points")
         self.points = points
+        spline = MonotoneCubic(xs: Self.inputs, ys: points)
+    }
+
+    public static func == (a: ToneCurve, b: ToneCurve) -> Bool { a.points == b.points }
+
+    private enum CodingKeys: String, CodingKey { case points }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let points = try c.decode([Double].self, forKey: .points)
+        guard points.count == 5 else {
+            throw DecodingError.dataCorruptedError(forKey: .points, in: c, debugDescription: "a tone curve has five control points")
+        }
+        self.init(points: points)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(points, forKey: .points)
     }
 
     public init(_ shadows: Double, _ darks: Double, _ midtones: Double, _ lights: Double, _ highlights: Double) {
@@ -23,13 +47,10 @@ public struct ToneCurve: Sendable, Equatable, Codable {
     public func callAsFunction(_ x: Double) -> Double {
         spline.evaluate(x)
     }
-
-    /// The Hermite tangents, computed once per curve value and cached in `spline`.
-    private var spline: MonotoneCubic { MonotoneCubic(xs: Self.inputs, ys: points) }
 }
 
 /// Fritsch–Carlson monotone cubic Hermite interpolation.
-struct MonotoneCubic {
+struct MonotoneCubic: Sendable {
     let xs: [Double]
     let ys: [Double]
     let tangents: [Double]

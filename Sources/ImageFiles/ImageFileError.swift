@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import System
 
 /// Every error the ImageFiles module throws. `description` is one line: the file path (or
 /// `<memory>` when encoding without a file), what was being done, the problem, and the
@@ -58,9 +59,9 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
     private var longDescription: String {
         switch self {
         case .system(let path, let action, let e):
-            return "\(path): cannot \(action): \(errnoText(e))"
+            return "\(path): cannot \(action): \(Errno(e).description)"
         case .lost(let path, let e):
-            return "\(path): photo lost: fsync failed while saving, the data may not be on disk: \(errnoText(e))"
+            return "\(path): photo lost: fsync failed while saving, the data may not be on disk: \(Errno(e).description)"
         case .alreadyExists(let path):
             return "\(path): cannot write: the file already exists and replace is off (left untouched)"
         case .unknownFormat(let path, let detail):
@@ -108,9 +109,7 @@ func oneLine(_ s: String) -> String {
         .filter { !$0.isEmpty }.joined(separator: "; ")
 }
 
-func errnoText(_ e: Int32) -> String {
-    "\(String(cString: strerror(e))) (errno \(e))"
-}
+
 
 extension ImageFormat {
     var displayName: String {

@@ -1,3 +1,5 @@
+import FilmCore
+import ImageFiles
 /// A failure the `loopix` command reports as one line and an exit status.
 public struct ToolError: Error, CustomStringConvertible, Equatable {
     public let message: String
@@ -74,4 +76,23 @@ struct Arguments {
     }
 
     private func format(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }
+}
+
+extension ToolError {
+    /// A presets directory or preset id that cannot be used (a usage mistake when the user
+    /// named something that does not exist).
+    init(_ failure: PresetLibrary.Failure) {
+        self.init(failure.description, status: failure.isUsage ? 2 : 1)
+    }
+}
+
+extension PresetLibrary {
+    /// The library for a command: its failures become the command's errors.
+    static func load(directory: String?, required: Bool = false) throws(ToolError) -> PresetLibrary {
+        do { return try PresetLibrary(directory: directory, required: required) } catch { throw ToolError(error) }
+    }
+
+    func look(_ id: String) throws(ToolError) -> Preset {
+        do { return try preset(id) } catch { throw ToolError(error) }
+    }
 }

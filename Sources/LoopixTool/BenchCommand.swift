@@ -1,5 +1,6 @@
 import FilmCore
 import Foundation
+import System
 import ImageFiles
 
 /// `loopix bench`: how fast and how lean the engine is, against ffmpeg, heif-enc and memcpy
@@ -27,7 +28,7 @@ public enum BenchCommand {
         let args = try Arguments(words, valued: ["--preset": "preset", "-p": "preset", "--samples": "samples"],
                                  flags: ["--quick": "quick"])
         guard args.operands.isEmpty else { throw .usage("bench: unexpected argument \"\(args.operands[0])\"") }
-        let preset = try PresetLibrary(directory: nil).preset(args.value("preset") ?? "portra")
+        let preset = try PresetLibrary.load(directory: nil).look(args.value("preset") ?? "portra")
         let quick = args.flag("quick")
         let minimumSeconds = quick ? 0.2 : 1.0
         #if DEBUG
@@ -251,12 +252,12 @@ public enum BenchCommand {
     /// Best time of one run of `body`, repeated for at least `minimumSeconds` (and `repeats` times).
     static func bestTime(minimumSeconds: Double, repeats: Int = 3, _ body: () -> Void) -> Double {
         var best = Double.infinity
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = MonotonicClock.now()
         var runs = 0
-        while runs < repeats || Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < minimumSeconds {
-            let t0 = DispatchTime.now().uptimeNanoseconds
+        while runs < repeats || Double(MonotonicClock.now() - start) / 1e9 < minimumSeconds {
+            let t0 = MonotonicClock.now()
             body()
-            best = min(best, Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
+            best = min(best, Double(MonotonicClock.now() - t0) / 1e9)
             runs += 1
         }
         return best

@@ -33,7 +33,7 @@ public enum ContactSheetCommand {
         let columns = try args.integer("columns") ?? 4
         guard (1...16).contains(columns) else { throw .usage("--columns must be from 1 to 16") }
         let directory = args.value("presets-dir") ?? PresetLibrary.defaultDirectory
-        let library = try PresetLibrary(directory: directory, required: args.value("presets-dir") != nil)
+        let library = try PresetLibrary.load(directory: directory, required: args.value("presets-dir") != nil)
         for problem in library.problems { FileHandle.standardError.write(Data("loopix: warning: \(problem)\n".utf8)) }
         if !args.flag("force") && FileManager.default.fileExists(atPath: output) {
             throw ToolError("\(output): already exists (use --force to replace it)")

@@ -99,9 +99,9 @@ public enum DevelopCommand {
 
     /// Develops every input; returns how many failed. Progress and failures go to `log`.
     public static func run(_ o: Options, log: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) throws(ToolError) -> Int {
-        let library = try PresetLibrary(directory: o.presetsDirectory, required: o.presetsDirectory != PresetLibrary.defaultDirectory)
+        let library = try PresetLibrary.load(directory: o.presetsDirectory, required: o.presetsDirectory != PresetLibrary.defaultDirectory)
         for problem in library.problems { log("loopix: warning: \(problem)") }
-        let preset = try library.preset(o.presetID)
+        let preset = try library.look(o.presetID)
         // Compiled when the first photo has been read: a batch of unreadable files fails at once.
         var look: FilmLook?
         let format = o.format ?? .heic

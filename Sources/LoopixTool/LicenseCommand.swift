@@ -5,6 +5,7 @@ import ControlProtocol
 import Foundation
 import ImageFiles
 import StrictJSON
+import System
 
 /// `loopix license`: make Ed25519 keys, issue licenses, check them.
 public enum LicenseCommand {
@@ -100,7 +101,7 @@ public enum LicenseCommand {
     /// Creates `path` exclusively with mode 0600 from the start (never readable by others).
     private static func writeSecret(_ bytes: [UInt8], to path: String) throws(ToolError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ToolError("\(path): cannot create (\(String(cString: strerror(errno))))") }
+        guard fd >= 0 else { throw ToolError("\(path): cannot create (\(Errno.current.message))") }
         var ok = fchmod(fd, 0o600) == 0
         var written = 0
         while ok && written < bytes.count {
@@ -112,7 +113,7 @@ public enum LicenseCommand {
         ok = close(fd) == 0 && ok
         if !ok {
             unlink(path)
-            throw ToolError("\(path): cannot write (\(String(cString: strerror(e))))")
+            throw ToolError("\(path): cannot write (\(Errno(e).message))")
         }
     }
 

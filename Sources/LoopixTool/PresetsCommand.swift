@@ -1,5 +1,6 @@
 import FilmCore
 import Foundation
+import ImageFiles
 import StrictJSON
 
 /// `loopix presets`: the looks, their tier and a line on each.
@@ -18,11 +19,11 @@ public enum PresetsCommand {
                                  flags: ["--json": "json"])
         guard args.operands.isEmpty else { throw .usage("presets: unexpected argument \"\(args.operands[0])\"") }
         let directory = args.value("presets-dir") ?? PresetLibrary.defaultDirectory
-        let library = try PresetLibrary(directory: directory, required: args.value("presets-dir") != nil)
+        let library = try PresetLibrary.load(directory: directory, required: args.value("presets-dir") != nil)
         for problem in library.problems { FileHandle.standardError.write(Data("loopix: warning: \(problem)\n".utf8)) }
         if let id = args.value("cube") {
             guard let out = args.value("output") else { throw .usage("presets --cube needs -o FILE.cube") }
-            let look = FilmLook(preset: try library.preset(id), settings: RenderSettings(grainEnabled: false))
+            let look = FilmLook(preset: try library.look(id), settings: RenderSettings(grainEnabled: false))
             do { try look.cube().text.write(toFile: out, atomically: true, encoding: .utf8) } catch {
                 throw ToolError("\(out): cannot write (\(PresetLibrary.reason(error)))")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import System
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,17 +41,17 @@ enum Subprocess {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = MonotonicClock.now()
         let rc = argv.withUnsafeBufferPointer { p in
             posix_spawn(&pid, executable, &actions, nil, p.baseAddress!, environ)
         }
-        guard rc == 0 else { throw ToolError("\(executable): cannot start (\(String(cString: strerror(rc))))") }
+        guard rc == 0 else { throw ToolError("\(executable): cannot start (\(Errno(rc).message))") }
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw ToolError("\(executable): wait4 failed (\(String(cString: strerror(errno))))") }
+            guard errno == EINTR else { throw ToolError("\(executable): wait4 failed (\(Errno.current.message))") }
         }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let seconds = Double(MonotonicClock.now() - start) / 1e9
         // WIFEXITED / WEXITSTATUS, which Swift does not import as macros.
         let exited = (status & 0x7f) == 0
         return Result(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), seconds: seconds,

@@ -247,6 +247,30 @@ final class DaemonRobustnessTests: XCTestCase {
         XCTAssertEqual(saves.count, 1, lines.joined(separator: "\n"))
         XCTAssertTrue(saves[0].contains("Is a directory"), String(saves[0]))
     }
+
+    /// The daemon offers the user's presets as `loopix develop` does, reports a bad one in
+    /// one line, and picks up a new one on SIGHUP.
+    func testTheDaemonReadsTheUserPresetsAndRereadsThemOnReload() throws {
+        let d = try DaemonHarness(extraConfig: #""presetsDirectory": "looks""#)
+        let looks = d.directory + "/looks"
+        try FileManager.default.createDirectory(atPath: looks, withIntermediateDirectories: true)
+        try #"{ "version": 1, "id": "warm-day", "name": "Warm Day", "grade": { "temperature": 0.3 } }"#
+            .write(toFile: looks + "/warm.json", atomically: true, encoding: .utf8)
+        try #"{ "version": 1, "id": "loud", "name": "Loud", "grain": { "amount": 3 } }"#
+            .write(toFile: looks + "/loud.json", atomically: true, encoding: .utf8)
+        try d.start()
+        defer { d.stop() }
+        XCTAssertEqual(try d.request(#"{"cmd":"preset","name":"warm-day"}"#)["ok"] as? Bool, true)
+        XCTAssertEqual(try d.request(#"{"cmd":"status"}"#)["presetName"] as? String, "Warm Day")
+        XCTAssertTrue(d.log().contains("<4>preset skipped: \(looks)/loud.json: grain.amount: 3 is out of range (allowed 0…1)"), d.log())
+        XCTAssertEqual(try d.request(#"{"cmd":"preset","name":"cool-night"}"#)["error"] as? String, "unknown preset \"cool-night\"")
+        try #"{ "version": 1, "id": "cool-night", "name": "Cool Night", "grade": { "temperature": -0.3 } }"#
+            .write(toFile: looks + "/cool.json", atomically: true, encoding: .utf8)
+        kill(d.process!.processIdentifier, SIGHUP)
+        let deadline = Date().addingTimeInterval(10)
+        while !d.log().contains("reloaded") && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        XCTAssertEqual(try d.request(#"{"cmd":"preset","name":"cool-night"}"#)["ok"] as? Bool, true, d.log())
+    }
 }
 
 /// An error with a message, for test set-up that fails.

@@ -63,9 +63,9 @@ final class PresetTests: XCTestCase {
             (#"{ "version": 1, "id": "a", "name": "A", "grain": { "size": 9 } }"#,
              "bad.json: grain.size: 9 is out of range (allowed 0.5…4)"),
             (#"{ "version": 1, "id": "a", "name": "A", "grade": { "saturation": "lots" } }"#,
-             "bad.json: grade.saturation: must be a number"),
+             "bad.json: grade.saturation: must be a number, not a string"),
             (#"{ "version": 1, "id": "a", "name": "A", "grade": { "saturaton": 1 } }"#,
-             "bad.json: grade.saturaton: unknown field"),
+             "bad.json: grade.saturaton: unknown field (allowed: exposure, saturation, temperature, tint)"),
             (#"{ "version": 1, "id": "a", "name": "A", "curves": { "red": [0, 0.5, 0.4, 0.8, 1] } }"#,
              "bad.json: curves.red[2]: 0.4 is below the point before it; a tone curve must not fall"),
             (#"{ "version": 1, "id": "a", "name": "A", "curves": { "red": [0, 1] } }"#,
@@ -79,9 +79,10 @@ final class PresetTests: XCTestCase {
              "bad.json: id: \"Bad Id\" must be 1 to 32 characters of a–z, 0–9 and -"),
             (#"{ "version": 1, "id": "a", "name": "A", "clamp": { "black": 0.4, "white": 0.5 }, "fade": 0.5 }"#,
              "bad.json: fade: 0.5 is out of range (allowed 0…0.3)"),
-            (#"[1, 2]"#, "bad.json: not a JSON object"),
+            (#"[1, 2]"#, "bad.json: not valid JSON: line 1, column 1: expected a JSON object ({…}), found an array"),
+            (#"{ "version": 1, "id": "a", "name": "A",, }"#, "bad.json: not valid JSON: line 1, column 40: expected a member name in double quotes, found ','"),
             (#"{ "version": 1, "id": "a", "name": "A", "grade": { "saturation": true } }"#,
-             "bad.json: grade.saturation: must be a number"),
+             "bad.json: grade.saturation: must be a number, not true or false"),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try PresetParser.parse(json(text), source: "bad.json")) { error in

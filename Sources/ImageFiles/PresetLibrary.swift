@@ -1,9 +1,22 @@
 import FilmCore
 import Foundation
+import System
 
 /// The built-in looks plus the user's JSON presets from a directory (each `*.json` file is
-/// one preset; a preset's `cube` path is relative to its file).
+/// one preset; a preset's `cube` path is relative to its file). `loopix` and `loopixd` read
+/// the same way, so a look made for one works in the other.
 public struct PresetLibrary: Sendable {
+    /// Why the directory (or a preset asked for) cannot be used, on one line.
+    public struct Failure: Error, Equatable, CustomStringConvertible {
+        public let description: String
+        /// True when the caller named something that does not exist (a usage mistake).
+        public let isUsage: Bool
+        init(_ description: String, usage: Bool = false) {
+            self.description = description
+            isUsage = usage
+        }
+    }
+
     public let presets: [Preset]
     /// Files that were rejected, one line each ("file: field: problem").
     public let problems: [String]
@@ -20,17 +33,17 @@ public struct PresetLibrary: Sendable {
 
     /// Loads the built-ins and every preset in `directory` (a missing directory is no error
     /// unless `required`). A bad file is listed in `problems` and skipped.
-    public init(directory: String?, required: Bool = false) throws(ToolError) {
+    public init(directory: String?, required: Bool = false) throws(Failure) {
         var presets = BuiltinPresets.all
         var problems: [String] = []
         if let directory {
             let fm = FileManager.default
             var isDirectory: ObjCBool = false
             if fm.fileExists(atPath: directory, isDirectory: &isDirectory) {
-                guard isDirectory.boolValue else { throw ToolError("\(directory): not a directory") }
+                guard isDirectory.boolValue else { throw Failure("\(directory): not a directory") }
                 let names: [String]
                 do { names = try fm.contentsOfDirectory(atPath: directory) } catch {
-                    throw ToolError("\(directory): cannot list presets (\(Self.reason(error)))")
+                    throw Failure("\(directory): cannot list presets (\(Self.reason(error)))")
                 }
                 for name in names.sorted() where name.hasSuffix(".json") {
                     let path = directory + "/" + name
@@ -52,25 +65,26 @@ public struct PresetLibrary: Sendable {
                     }
                 }
             } else if required {
-                throw ToolError("\(directory): no such presets directory")
+                throw Failure("\(directory): no such presets directory", usage: true)
             }
         }
         self.presets = presets
         self.problems = problems
     }
 
-    public func preset(_ id: String) throws(ToolError) -> Preset {
+    public func preset(_ id: String) throws(Failure) -> Preset {
         let key = id.lowercased()
         if let p = presets.first(where: { $0.id == key }) { return p }
         let ids = presets.map(\.id).joined(separator: ", ")
-        throw .usage("unknown preset \"\(id)\" (available: \(ids))")
+        throw Failure("unknown preset \"\(id)\" (available: \(ids))", usage: true)
     }
 
-    static func reason(_ error: Error) -> String {
+    /// A file error as one short phrase: the errno text when there is one.
+    public static func reason(_ error: Error) -> String {
         let ns = error as NSError
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain,
-           let message = strerror(Int32(underlying.code)) {
-            return String(cString: message)
+           case let code = Int32(underlying.code) {
+            return Errno(code).message
         }
         return ns.localizedDescription
     }
