@@ -471,8 +471,11 @@ public final class Controller {
         case .handedness(let h):
             return reply(perform(.setHandedness(h)), ["handedness": .string(state.handedness.rawValue)])
         case .snapshot(let path):
-            do { try Snapshot.write(pipeline.composed, to: path, allowed: config.snapshot.directories) } catch {
-                return .failure("snapshot: \(error)")
+            do {
+                try Snapshot.write(pipeline.composed, to: path, allowed: config.snapshot.directories,
+                                   kept: [config.storage.directory, config.state.directory])
+            } catch {
+                return .failure("\(error)")
             }
             return .success(["path": .string(path)])
         case .simulate(let fault, let seconds):

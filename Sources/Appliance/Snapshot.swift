@@ -6,13 +6,16 @@ import System
 /// Saves the composed preview frame for the `snapshot` request, safely for a socket that
 /// anyone in its group can use: the PNG is only ever a new file (never replacing one, never
 /// written through a symbolic link at its name), and only in a directory the configuration
-/// lists (`snapshot.directories`; the request's directory must resolve to one of them).
+/// lists (`snapshot.directories`; the request's directory must resolve — symbolic links
+/// followed — to one of them or a directory inside one).
 enum Snapshot {
     struct Refusal: Error, CustomStringConvertible {
         let description: String
     }
 
-    static func write(_ frame: RGBImage, to path: String, allowed: [String]) throws(Refusal) {
+    /// `kept`: the photo and state directories; a snapshot never goes there, whatever
+    /// `allowed` says.
+    static func write(_ frame: RGBImage, to path: String, allowed: [String], kept: [String]) throws(Refusal) {
         func refuse(_ why: String) -> Refusal { Refusal(description: "\(path): \(why)") }
         let name = (path as NSString).lastPathComponent
         let parent = (path as NSString).deletingLastPathComponent
@@ -20,8 +23,12 @@ enum Snapshot {
             throw refuse("not a file path")
         }
         let allowedReal = allowed.compactMap(realPath)
-        guard let parentReal = realPath(parent), allowedReal.contains(parentReal) else {
+        guard let parentReal = realPath(parent),
+              allowedReal.contains(where: { parentReal == $0 || parentReal.hasPrefix($0 == "/" ? "/" : $0 + "/") }) else {
             throw refuse("snapshots may only be written to \(allowed.joined(separator: ", ")) (snapshot.directories in the configuration)")
+        }
+        if kept.compactMap(realPath).contains(where: { parentReal == $0 || parentReal.hasPrefix($0 + "/") }) {
+            throw refuse("snapshots never go where the photos or the daemon's state are kept")
         }
         do {
             try ImageWriter.write(frame, to: parentReal + "/" + name, format: .png, replace: false)

@@ -22,14 +22,21 @@ public enum JSONParser {
 
     public static func parse<C: Collection<UInt8>>(_ bytes: C) throws(JSONSyntaxError) -> JSONValue {
         let array = Array(bytes)
-        return try array.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) -> JSONValue in
+        // (A Result rather than a typed throw through withUnsafeBufferPointer, which Swift 6.0
+        // still sees as an untyped rethrow.)
+        let result = array.withUnsafeBufferPointer { buffer -> Result<JSONValue, JSONSyntaxError> in
             var p = Parser(bytes: buffer)
-            p.skipSpace()
-            let value = try p.value(depth: 0)
-            p.skipSpace()
-            guard p.at >= buffer.count else { throw p.error("unexpected \(p.describeCurrent()) after the JSON value") }
-            return value
+            do throws(JSONSyntaxError) {
+                p.skipSpace()
+                let value = try p.value(depth: 0)
+                p.skipSpace()
+                guard p.at >= buffer.count else { throw p.error("unexpected \(p.describeCurrent()) after the JSON value") }
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
         }
+        return try result.get()
     }
 
     /// Parses an object (the shape of every Loopix document), or says why not.

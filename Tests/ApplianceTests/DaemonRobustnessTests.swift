@@ -98,12 +98,20 @@ final class DaemonRobustnessTests: XCTestCase {
         func snapshot(_ path: String) throws -> [String: Any] {
             try d.request("{\"cmd\":\"snapshot\",\"path\":\(JSONString(path))}")
         }
-        // Outside the allowed directory: the photo, the settings, /etc.
-        for target in [photo, d.state + "/settings.json", "/etc/cron.d/loopix-test", "/dev/full"] {
+        // Outside the allowed directory: /etc, /dev.
+        for target in ["/etc/cron.d/loopix-test", "/dev/full"] {
             let reply = try snapshot(target)
             XCTAssertEqual(reply["ok"] as? Bool, false, target)
             XCTAssertTrue((reply["error"] as? String ?? "").contains("snapshots may only be written to \(d.directory)"), "\(reply)")
         }
+        // Where the photos and the state are kept, never — even inside an allowed directory
+        // (the harness allows its whole directory, photos and state included).
+        for target in [photo, d.photos + "/DCIM/100LOOPX/LPX_0002.HEIC", d.state + "/settings.json", d.state + "/counter.png"] {
+            let reply = try snapshot(target)
+            XCTAssertEqual(reply["ok"] as? Bool, false, target)
+            XCTAssertTrue((reply["error"] as? String ?? "").hasSuffix("snapshots never go where the photos or the daemon's state are kept"), "\(reply)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: d.state + "/settings.json"))
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: photo)), photoBytes, "the photo is untouched")
         XCTAssertFalse(FileManager.default.fileExists(atPath: "/etc/cron.d/loopix-test"))
         // Inside it: a new file is fine, the same name again is refused.
@@ -119,11 +127,13 @@ final class DaemonRobustnessTests: XCTestCase {
         XCTAssertEqual(symlink(victim, link), 0)
         XCTAssertEqual(try snapshot(link)["ok"] as? Bool, false)
         XCTAssertEqual(try String(contentsOfFile: victim, encoding: .utf8), "keep me")
-        // A symbolic link to another directory does not make it allowed.
+        // A directory inside the allowed one is fine; a symbolic link out of it is not.
+        try FileManager.default.createDirectory(atPath: d.directory + "/sub", withIntermediateDirectories: true)
+        XCTAssertEqual(try snapshot(d.directory + "/sub/x.png")["ok"] as? Bool, true)
         let escape = d.directory + "/escape"
-        XCTAssertEqual(symlink(d.state, escape), 0)
-        XCTAssertEqual(try snapshot(escape + "/x.png")["ok"] as? Bool, false)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: d.state + "/x.png"))
+        XCTAssertEqual(symlink("/etc", escape), 0)
+        XCTAssertEqual(try snapshot(escape + "/loopix-x.png")["ok"] as? Bool, false)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/etc/loopix-x.png"))
     }
 
     /// Free space above the reserve but below one photo: the capture is refused ("Storage

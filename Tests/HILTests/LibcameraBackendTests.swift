@@ -89,8 +89,8 @@ final class LibcameraBackendTests: XCTestCase {
             "camera": { "backend": "libcamera", "required": true },
             "display": { "backend": "headless", "width": 160, "height": 120 }
             """)
-        let status = try daemon.waitForStatus(seconds: 60) { $0.contains("\"camera\" : \"ok\"") }
-        XCTAssertTrue(status.contains("\"camera\" : \"ok\""), "the daemon runs on the vimc camera: \(status)")
+        let status = try daemon.waitForStatus(seconds: 60) { $0.contains("\"camera\": \"ok\"") }
+        XCTAssertTrue(status.contains("\"camera\": \"ok\""), "the daemon runs on the vimc camera: \(status)")
         // The still comes from the pipeline reconfigured for it, in a debug build under emulation.
         let capture = try daemon.ctl(["capture", "--timeout", "60"])
         XCTAssertEqual(capture.status, 0, capture.output)
