@@ -84,6 +84,8 @@ let package = Package(
         .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol"]),
         .executableTarget(name: "loopix", dependencies: ["LoopixTool"]),
 
+        // Test images and temporary directories shared by the display and viewfinder tests.
+        .target(name: "TestFixtures", dependencies: ["FilmCore"], path: "Tests/TestFixtures"),
         .testTarget(name: "SystemTests", dependencies: ["System"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore"]),
@@ -94,8 +96,8 @@ let package = Package(
         .testTarget(name: "ControlsTests", dependencies: ["Controls"]),
         .testTarget(name: "BoardIOTests", dependencies: ["BoardIO", "Controls"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera"]),
-        .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles"]),
-        .testTarget(name: "ViewfinderTests", dependencies: ["Viewfinder", "ImageFiles"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles", "TestFixtures"]),
+        .testTarget(name: "ViewfinderTests", dependencies: ["Viewfinder", "ImageFiles", "TestFixtures"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON"]),
         // Hardware-in-the-loop: the real kernel interfaces (vimc, vkms, gpio-sim, i2c-stub) in a
         // VM booted by scripts/hil/run. Skips, saying why, outside the bench.

@@ -1,3 +1,4 @@
+import TestFixtures
 import XCTest
 import CSDL2
 import Controls

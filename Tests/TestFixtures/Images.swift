@@ -1,15 +1,16 @@
+/// Images and directories the display and viewfinder tests share.
 import Foundation
 import FilmCore
 
 /// A fresh empty directory under the temporary directory, removed by the caller.
-func makeTemporaryDirectory(_ label: String) throws -> String {
-    let path = NSTemporaryDirectory() + "loopix-viewfinder-\(label)-\(UUID().uuidString)"
+public func makeTemporaryDirectory(_ label: String) throws -> String {
+    let path = NSTemporaryDirectory() + "loopix-test-\(label)-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }
 
 /// A deterministic test pattern: every pixel different from its neighbours.
-func patternImage(width: Int, height: Int, seed: Int = 0) -> RGBImage {
+public func patternImage(width: Int, height: Int, seed: Int = 0) -> RGBImage {
     var image = RGBImage(width: width, height: height)
     for y in 0 ..< height {
         for x in 0 ..< width {
@@ -23,6 +24,6 @@ func patternImage(width: Int, height: Int, seed: Int = 0) -> RGBImage {
 }
 
 /// A flat image of one colour.
-func flatImage(width: Int, height: Int, gray: UInt8) -> RGBImage {
+public func flatImage(width: Int, height: Int, gray: UInt8) -> RGBImage {
     RGBImage(width: width, height: height, pixels: [UInt8](repeating: gray, count: width * height * 3))
 }
