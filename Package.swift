@@ -71,12 +71,20 @@ let package = Package(
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .target(name: "CLoopixDRM"),
         .target(name: "Display", dependencies: ["System", "FilmCore", "Controls", "ImageFiles", "CSDL2", "CDRM", "CLoopixDRM"]),
+        // Video: H.264 and AAC through FFmpeg's libraries (libavcodec, libavformat, libswscale,
+        // libavutil; CLoopixAV holds their macros and the differences between FFmpeg 5.1 and 7.1)
+        // into fragmented MP4, sound from a microphone through ALSA.
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"])]),
+        .target(name: "CLoopixAV", dependencies: ["CFFmpeg"]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .target(name: "Video", dependencies: ["System", "FilmCore", "CFFmpeg", "CLoopixAV", "CALSA"]),
         // The on-screen interface: overlay model, layout and renderer.
         .target(name: "Viewfinder", dependencies: ["FilmCore", "Canvas"]),
         // The daemon: state and its rules, controller, preview pipeline, camera supervisor,
         // capture, storage, settings, configuration, control server.
         .target(name: "Appliance", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
-                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO"]),
+                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO", "Video"]),
         .executableTarget(name: "loopixd", dependencies: ["Appliance"]),
 
         // The `loopix` command's logic (develop, presets, contact sheet, bench, ctl, license), testable as a library.
@@ -97,8 +105,9 @@ let package = Package(
         .testTarget(name: "BoardIOTests", dependencies: ["BoardIO", "Controls"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles", "TestFixtures"]),
+        .testTarget(name: "VideoTests", dependencies: ["Video", "FilmCore", "System", "CFFmpeg", "CLoopixAV"]),
         .testTarget(name: "ViewfinderTests", dependencies: ["Viewfinder", "ImageFiles", "TestFixtures"]),
-        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON"]),
+        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON", "Video"]),
         // Hardware-in-the-loop: the real kernel interfaces (vimc, vkms, gpio-sim, i2c-stub) in a
         // VM booted by scripts/hil/run. Skips, saying why, outside the bench.
         .testTarget(name: "HILTests", dependencies: ["System", "BoardIO", "Controls", "Camera", "Display", "Viewfinder", "Appliance",

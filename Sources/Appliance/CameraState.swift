@@ -16,6 +16,8 @@ public struct CameraState: Sendable, Equatable {
     public var ev: Double
     public var lensIndex: Int
     public var mode: Mode = .photo
+    /// A clip is being recorded (it goes on if the mode is switched to photo meanwhile).
+    public var recording = false
     public var aeLocked = false
     public var afLocked = false
     public var focusPoint: SIMD2<Double>? = nil

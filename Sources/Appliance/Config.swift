@@ -5,6 +5,7 @@ import FilmCore
 import Foundation
 import StrictJSON
 import System
+import Video
 
 /// Why the configuration was rejected: the file, the key path and the problem, on one line:
 /// `/etc/loopix/loopix.json: display.width: 99999 is out of range (allowed 160…3840)`.
@@ -25,6 +26,9 @@ public typealias ConfigError = FieldError
 ///   "license":  { "publicKey": "<base64 or hex Ed25519 public key>", "file": "/var/lib/loopix/license.json" },
 ///   "defaults": { "preset": "portra", "intensity": 100, "ev": 0, "handedness": "right", "grid": false },
 ///   "capture":  { "queueLength": 3, "heicQuality": 90, "x265Preset": "ultrafast", "keepOriginal": false },
+///   "video":    { "width": 1920, "height": 1080, "fps": 30, "bitrateMbps": 16, "encoder": "auto",
+///                 "x264Preset": "superfast", "keyframeInterval": 1,
+///                 "audio": { "enabled": false, "device": "default", "channels": 1, "sampleRate": 48000 } },
 ///   "snapshot": { "directories": ["/tmp"] } }
 /// ```
 /// Every section and key is optional (the values above are the defaults, except that
@@ -129,6 +133,24 @@ public struct Config: Sendable, Equatable {
         public init() {}
     }
 
+    public struct VideoSection: Sendable, Equatable {
+        /// Clip size; nil: 1920×1080, or 1280×720 on a board too slow for 1080p (Pi Zero 2 W, Pi 3).
+        public var width: Int? = nil
+        public var height: Int? = nil
+        public var framesPerSecond = 30
+        /// Target bit rate in Mbit/s; nil: 16 at 1080p, 8 at 720p (scaled by the pixel count).
+        public var bitrateMbps: Double? = nil
+        public var encoder = EncoderChoice.auto
+        public var x264Preset = "superfast"
+        /// Seconds between keyframes (also the fragment length: what a power cut can cost).
+        public var keyframeInterval: Double = 1
+        /// A microphone (ALSA device name, e.g. "default" or "plughw:1,0"); nil: no sound.
+        public var audioDevice: String? = nil
+        public var audioChannels = 1
+        public var audioSampleRate = 48_000
+        public init() {}
+    }
+
     public struct SnapshotSection: Sendable, Equatable {
         /// The directories a `snapshot` request may create its PNG in (absolute, no symbolic
         /// links on the way). A snapshot only ever creates a new file there.
@@ -176,6 +198,7 @@ public struct Config: Sendable, Equatable {
     public var license = LicenseSection()
     public var defaults = DefaultsSection()
     public var capture = CaptureSection()
+    public var video = VideoSection()
     public var snapshot = SnapshotSection()
     /// Where the values came from (a path, or "built-in defaults"); for logging.
     public var source = "built-in defaults"
@@ -401,6 +424,33 @@ public struct Config: Sendable, Equatable {
             c.keepOriginal = try r.bool("keepOriginal") ?? c.keepOriginal
             config.capture = c
         }
+        try r.section("video") { r throws(ConfigError) in
+            var v = VideoSection()
+            v.width = try r.integer("width", in: 160...3840)
+            v.height = try r.integer("height", in: 120...2160)
+            if let w = v.width, w % 2 != 0 { throw fail(r.path("width"), "\(w) must be even (4:2:0 video)") }
+            if let h = v.height, h % 2 != 0 { throw fail(r.path("height"), "\(h) must be even (4:2:0 video)") }
+            if (v.width == nil) != (v.height == nil) { throw fail(r.path(v.width == nil ? "width" : "height"), "is missing (give both or neither)") }
+            v.framesPerSecond = try r.integer("fps", in: 1...60) ?? v.framesPerSecond
+            v.bitrateMbps = try r.number("bitrateMbps", in: 0.5...100)
+            v.encoder = try r.choice("encoder", EncoderChoice.self) ?? v.encoder
+            if let p = try r.optionalString("x264Preset") {
+                guard x265Presets.contains(p) else {
+                    throw fail(r.path("x264Preset"), "\"\(p)\" is not one of \(x265Presets.joined(separator: ", "))")
+                }
+                v.x264Preset = p
+            }
+            v.keyframeInterval = try r.number("keyframeInterval", in: 0.2...10) ?? v.keyframeInterval
+            try r.section("audio") { r throws(ConfigError) in
+                let enabled = try r.bool("enabled") ?? true
+                let device = try r.optionalString("device") ?? "default"
+                guard !device.isEmpty else { throw fail(r.path("device"), "must not be empty") }
+                v.audioDevice = enabled ? device : nil
+                v.audioChannels = try r.integer("channels", in: 1...2) ?? v.audioChannels
+                v.audioSampleRate = try r.integer("sampleRate", in: 8000...96000) ?? v.audioSampleRate
+            }
+            config.video = v
+        }
         try r.section("snapshot") { r throws(ConfigError) in
             guard let v = r.value("directories") else { return }
             guard case .array(let items) = v, !items.isEmpty, items.count <= 16 else {
@@ -415,7 +465,7 @@ public struct Config: Sendable, Equatable {
             }
             config.snapshot.directories = dirs
         }
-        try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, snapshot")
+        try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot")
         return config
     }
 
@@ -469,7 +519,8 @@ extension Config {
         "storage.reserveMB", "capture.queueLength", "capture.heicQuality", "capture.x265Preset", "capture.keepOriginal",
         "license.publicKey", "license.file", "snapshot.directories",
         "defaults.preset", "defaults.intensity", "defaults.ev", "defaults.handedness", "defaults.grid",
-        "presetsDirectory",
+        "presetsDirectory", "video.bitrateMbps", "video.encoder", "video.x264Preset", "video.keyframeInterval",
+        "video.audioDevice", "video.audioChannels", "video.audioSampleRate",
     ]
 
     /// What `loopixd --check-config` checks beyond the file itself, against this machine: the
@@ -486,5 +537,32 @@ extension Config {
             }
         }
         return problems
+    }
+}
+
+extension Config {
+    /// Boards whose CPU cannot grade and encode 1080p30: they record 720p unless told otherwise.
+    static let slowVideoBoards: Set<String> = ["pi-zero-2w", "pi3bplus"]
+
+    /// What the recorder is asked for, with the defaults filled in for this board.
+    public var videoSettings: VideoSettings {
+        var v = VideoSettings()
+        let slow = Self.slowVideoBoards.contains(board)
+        v.width = video.width ?? (slow ? 1280 : 1920)
+        v.height = video.height ?? (slow ? 720 : 1080)
+        v.framesPerSecond = video.framesPerSecond
+        // 16 Mbit/s at 1080p30 keeps grain; other sizes and rates in proportion.
+        let scale = Double(v.width * v.height) / (1920 * 1080) * Double(v.framesPerSecond) / 30
+        v.bitrate = Int((video.bitrateMbps ?? max(2, 16 * scale)) * 1_000_000)
+        v.encoder = video.encoder
+        v.x264Preset = video.x264Preset
+        v.keyframeInterval = video.keyframeInterval
+        if let device = video.audioDevice {
+            var a = AudioSettings(device: device)
+            a.channels = video.audioChannels
+            a.sampleRate = video.audioSampleRate
+            v.audio = a
+        }
+        return v
     }
 }

@@ -8,6 +8,7 @@ import Foundation
 import ImageFiles
 import StrictJSON
 import System
+import Video
 import Viewfinder
 
 /// The daemon's brain. Owns `CameraState` and changes it only through `StateRules`; carries
@@ -74,6 +75,22 @@ public final class Controller {
     private var lastPhoto: String?
     private var refusalLog = LogThrottle(interval: 5)
 
+    // Video.
+    private var recorder: Recorder?
+    private var recordingStarted = Deadline(nanoseconds: 0)
+    /// When the camera went down during a recording (nil: it is up).
+    private var cameraLostAt: Deadline?
+    private var dropLog = LogThrottle(interval: 1)
+    private var droppedReported = 0
+    /// How long a recording waits for a camera that went away before it ends the clip.
+    static let recordingCameraGrace: Double = 10
+    /// A recording starts only when this many seconds of it fit above the reserve.
+    static let minimumRecordingSeconds: Double = 3
+    /// Opens a clip; tests swap in a slower encoder.
+    var openRecorder: (String, VideoSettings, ClipMetadata, UInt64) throws(VideoError) -> Recorder = {
+        try Recorder.open(path: $0, settings: $1, metadata: $2, startNs: $3)
+    }
+
     /// Seen by tests: every effect carried out, in order.
     var effectObserver: ((Effect) -> Void)?
 
@@ -108,8 +125,8 @@ public final class Controller {
         storage.removeLeftoverTemporaryFiles()
         licensed = Self.checkLicense(config)
         pipeline = PreviewPipeline(display: devices.display, findDisplay: devices.findDisplay)
-        supervisor = CameraSupervisor(camera: devices.camera, lens: state.lensIndex, previewWidth: pipeline.width,
-                                      previewHeight: pipeline.height,
+        supervisor = CameraSupervisor(camera: devices.camera, lens: state.lensIndex, previewWidth: pipeline.gradeWidth,
+                                      previewHeight: pipeline.gradeHeight,
                                       controls: CameraControls(ev: state.ev, aeLocked: false, afLocked: false))
         let reports = self.reports, storage = self.storage
         captures = CaptureQueue(capacity: config.capture.queueLength, heic: Self.heicOptions(config),
@@ -185,16 +202,18 @@ public final class Controller {
         }
         readMotion()
         takeCaptureReports()
+        watchRecording()
         if let found = pipeline.lookForDisplay() {
             let present = Set(inputs.map { ObjectIdentifier(type(of: $0)) })
             inputs += found.inputs.filter { !present.contains(ObjectIdentifier(type(of: $0))) }
-            if found.resized { supervisor.resize(width: pipeline.width, height: pipeline.height) }
+            if found.resized { supervisor.resize(width: pipeline.gradeWidth, height: pipeline.gradeHeight) }
         }
         previewFrame()
     }
 
     /// Stops the camera and waits (at most `timeout` s) for queued photos to be saved.
     public func shutdown(timeout: Double = 30) {
+        if state.recording { perform(.record(.stop)) }
         supervisor.stop()
         let pending = captures.pending
         if pending > 0 { Log.info("finishing \(pending) queued photo\(pending == 1 ? "" : "s")") }
@@ -225,6 +244,13 @@ public final class Controller {
         next.license = fresh.license
         next.snapshot = fresh.snapshot
         next.defaults = fresh.defaults
+        next.video.bitrateMbps = fresh.video.bitrateMbps
+        next.video.encoder = fresh.video.encoder
+        next.video.x264Preset = fresh.video.x264Preset
+        next.video.keyframeInterval = fresh.video.keyframeInterval
+        next.video.audioDevice = fresh.video.audioDevice
+        next.video.audioChannels = fresh.video.audioChannels
+        next.video.audioSampleRate = fresh.video.audioSampleRate
         config = next
         storage.reserveBytes = Int64(next.storage.reserveMB) * 1_048_576
         captures.reconfigure(capacity: next.capture.queueLength, heic: Self.heicOptions(next))
@@ -257,7 +283,12 @@ public final class Controller {
     private func previewFrame() {
         switch pipeline.withCameraFrame({ supervisor.nextFrame(into: &$0) }) {
         case .frame:
-            pipeline.render(intensity: state.intensity, grainRate: analyzer.grainRate, overlay: overlayModel())
+            let clip = recorder?.takeBuffer()
+            pipeline.render(intensity: state.intensity, grainRate: analyzer.grainRate, overlay: overlayModel(), into: clip)
+            if let clip, let recorder {
+                let ts = supervisor.lastMetadata.timestampNs
+                recorder.submit(clip, timestampNs: ts != 0 ? ts : MonotonicClock.now())
+            }
         case .waiting:
             break
         case .down:
@@ -298,6 +329,11 @@ public final class Controller {
         model.focusPoint = state.focusPoint
         model.mode = state.mode == .photo ? .photo : .video
         model.shotsRemaining = storage.shotsRemaining(bytesPerPhoto: expectedPhotoBytes)
+        model.recording = state.recording
+        if state.recording {
+            model.elapsedSeconds = Int(recordingElapsed)
+        }
+        if state.mode == .video { model.secondsRemaining = secondsOfVideoLeft }
         model.shutterOnRight = state.handedness == .right
         model.watermark = watermarked
         if let text = supervisor.banner {
@@ -367,6 +403,28 @@ public final class Controller {
             intensityVisibleUntil = .after(seconds: 1.5)
         case .settingsChanged:
             saveSettings()
+        case .modeChanged:
+            gradeForMode()
+        case .startRecording:
+            switch startRecording() {
+            case .success(let path): result.photoPath = path
+            case .failure(let refusal):
+                setBanner(refusal.message)
+                result.refusal = refusal.message
+                perform(.recordingEnded)
+            }
+        case .stopRecording:
+            if let path = stopRecording(reason: nil) { result.photoPath = path }
+        }
+    }
+
+    /// Grades at the clip's size in video mode (and while a clip records), at the display's
+    /// otherwise; the camera restarts when that changes the size it must deliver.
+    private func gradeForMode() {
+        let video = state.mode == .video || state.recording
+        let v = config.videoSettings
+        if pipeline.grade(at: video ? (v.width, v.height) : nil) {
+            supervisor.resize(width: pipeline.gradeWidth, height: pipeline.gradeHeight)
         }
     }
 
@@ -388,8 +446,10 @@ public final class Controller {
             if let line = refusalLog.admit("shutter refused: \(log)") { Log.warning(line) }
             return .failure(Refusal(message: message))
         }
-        guard state.mode == .photo else { return .failure(Refusal(message: "Video recording is not available yet")) }
         guard supervisor.running else { return .failure(Refusal(message: "No camera")) }
+        if state.recording && !supervisor.camera.stillsWhileStreaming {
+            return .failure(Refusal(message: "This camera cannot take stills while recording"))
+        }
         guard captures.hasRoom else {
             return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
         }
@@ -420,6 +480,114 @@ public final class Controller {
         }
         Log.info("shutter: \(path) (\(currentPreset.name), \(Int((state.intensity * 100).rounded())) %)")
         return .success(path)
+    }
+
+    // MARK: Video
+
+    /// Seconds since the recording began.
+    private var recordingElapsed: Double {
+        guard state.recording else { return 0 }
+        return Double(MonotonicClock.now() - min(recordingStarted.nanoseconds, MonotonicClock.now())) / 1e9
+    }
+
+    /// Bytes a second of video takes: what the clip has averaged so far, else the target rate.
+    private var videoBytesPerSecond: Double {
+        if let p = recorder?.progress, p.duration > 2, p.bytes > 0 { return Double(p.bytes) / p.duration }
+        return Double(config.videoSettings.bitrate) / 8
+    }
+
+    /// Seconds of video that still fit above the reserve at the current rate.
+    private var secondsOfVideoLeft: Int? {
+        guard let shots = storage.shotsRemaining(bytesPerPhoto: max(1, Int64(videoBytesPerSecond))) else { return nil }
+        return shots
+    }
+
+    /// Opens a clip (`LPX_0007.MP4`, numbered with the photos) and starts recording what the
+    /// preview shows. Refused when there is no camera or too little space for a few seconds.
+    private func startRecording() -> Result<String, Refusal> {
+        guard supervisor.running else { return .failure(Refusal(message: "No camera")) }
+        let settings = config.videoSettings
+        gradeForMode()
+        let path: String
+        // At least a few seconds must fit; then the clip's growth is watched (`watchRecording`).
+        let minimum = Int64(videoBytesPerSecond * Self.minimumRecordingSeconds)
+        do { path = try storage.reserve(bytes: minimum, extension: "MP4") } catch {
+            if let line = refusalLog.admit("recording refused: \(error)") { Log.warning(line) }
+            if case .full = error { return .failure(Refusal(message: "Storage full")) }
+            return .failure(Refusal(message: "Storage unavailable"))
+        }
+        storage.release(bytes: minimum)
+        let metadata = ClipMetadata(creationTime: Date().timeIntervalSince1970, look: currentPreset.name,
+                                    cameraModel: "Loopix camera (\(supervisor.currentLens?.sensorModel ?? "unknown"))",
+                                    rotation: ClipMetadata.rotation(exifOrientation: analyzer.orientation))
+        let start = MonotonicClock.now()
+        do {
+            recorder = try openRecorder(path, settings, metadata, start)
+        } catch {
+            Log.error("\(path): cannot record: \(error)")
+            gradeForMode()
+            return .failure(Refusal(message: "Recording failed"))
+        }
+        recordingStarted = Deadline(nanoseconds: start)
+        cameraLostAt = nil
+        droppedReported = 0
+        Log.info("recording \(path) (\(settings.width)×\(settings.height)@\(settings.framesPerSecond), \(recorder?.encoderName ?? "?"), " +
+                 "\(settings.bitrate / 1_000_000) Mbit/s\(recorder?.hasAudio == true ? ", sound" : ""))")
+        return .success(path)
+    }
+
+    /// Finishes the clip; `reason` says why when it ends by itself (shown on screen). Returns its path.
+    @discardableResult
+    private func stopRecording(reason: String?) -> String? {
+        guard let recorder else { return nil }
+        self.recorder = nil
+        let p = recorder.stop()
+        let summary = "\(recorder.path): \(p.framesWritten) frames, \(String(format: "%.1f", p.duration)) s, " +
+            "\(p.bytes / 1_048_576) MB\(p.framesDropped > 0 ? ", \(p.framesDropped) dropped" : "")"
+        if let failure = p.failure {
+            Log.error("recording ended: \(failure); \(summary) (kept up to its last whole fragment)")
+        } else if let reason {
+            Log.warning("recording stopped: \(reason); \(summary)")
+        } else {
+            Log.info("recording saved: \(summary)")
+        }
+        if let reason { setBanner(reason) } else if p.failure != nil { setBanner("Recording stopped: encoder error") }
+        savedPhotos += p.framesWritten > 0 ? 1 : 0
+        lastPhoto = recorder.path
+        gradeForMode()
+        return recorder.path
+    }
+
+    /// While recording: ends the clip when the encoder failed, the storage reaches its
+    /// reserve, or the camera has been gone too long; reports dropped frames once a second.
+    private func watchRecording() {
+        guard state.recording, let recorder else { return }
+        let p = recorder.progress
+        if let failure = p.failure {
+            let reason: String
+            if case .storageFull = failure { reason = "Storage full: recording stopped" } else { reason = "Recording stopped: \(failure)" }
+            stopRecording(reason: reason)
+            perform(.recordingEnded)
+            return
+        }
+        if let free = storage.freeBytes(), free - storage.reserveBytes < Int64(videoBytesPerSecond * 2) {
+            stopRecording(reason: "Storage full: recording stopped")
+            perform(.recordingEnded)
+            return
+        }
+        if supervisor.isHealthy || supervisor.running && supervisor.error == nil {
+            cameraLostAt = nil
+        } else if cameraLostAt == nil {
+            cameraLostAt = .after(seconds: Self.recordingCameraGrace)
+        } else if cameraLostAt!.hasPassed {
+            stopRecording(reason: "Camera lost: recording stopped")
+            perform(.recordingEnded)
+            return
+        }
+        if p.framesDropped > droppedReported, let line = dropLog.admit("recording: \(p.framesDropped - droppedReported) frame(s) dropped (the encoder is behind)") {
+            Log.warning(line)
+            droppedReported = p.framesDropped
+        }
     }
 
     private func readMotion() {
@@ -453,7 +621,11 @@ public final class Controller {
             return .success(status())
         case .capture:
             let result = perform(.input(.shutter))
+            if state.mode == .video { return reply(result, recordingReply(result)) }
             return reply(result, ["path": .string(result.photoPath ?? "")])
+        case .record(let action):
+            let result = perform(.record(action))
+            return reply(result, recordingReply(result))
         case .preset(let name):
             let id = name.lowercased()
             return reply(perform(.selectPreset(id)), ["preset": .string(id)])
@@ -493,6 +665,13 @@ public final class Controller {
         }
     }
 
+    /// What a recording request answers: whether a clip records now, and its file.
+    private func recordingReply(_ result: CommandResult) -> [String: JSONValue] {
+        var fields: [String: JSONValue] = ["recording": .bool(state.recording)]
+        if let path = result.photoPath ?? recorder?.path { fields["path"] = .string(path) }
+        return fields
+    }
+
     private func status() -> [String: JSONValue] {
         var s: [String: JSONValue] = [
             "preset": .string(state.presetID), "presetName": .string(currentPreset.name), "tier": .string(currentPreset.tier.rawValue),
@@ -504,6 +683,16 @@ public final class Controller {
             "display": .string(pipeline.display.name), "watermark": .bool(watermarked),
         ]
         if let lastPhoto { s["lastPhoto"] = .string(lastPhoto) }
+        s["recording"] = .bool(state.recording)
+        // Whether frames show the chosen look yet (it compiles in the background after a change).
+        s["lookReady"] = .bool(pipeline.lookInUse == state.presetID)
+        if let recorder {
+            let p = recorder.progress
+            s["clip"] = ["path": .string(recorder.path), "seconds": .number((recordingElapsed * 10).rounded() / 10),
+                         "framesWritten": .int(p.framesWritten), "framesDropped": .int(p.framesDropped),
+                         "bytes": .number(Double(p.bytes)), "encoder": .string(recorder.encoderName), "sound": .bool(recorder.hasAudio)]
+        }
+        if state.mode == .video, let left = secondsOfVideoLeft { s["secondsRemaining"] = .int(left) }
         if let shots = storage.shotsRemaining(bytesPerPhoto: expectedPhotoBytes) { s["shotsRemaining"] = .int(shots) }
         return s
     }

@@ -5,7 +5,8 @@ import System
 import Glibc
 #endif
 
-/// Where photos go: a DCF layout (`DCIM/100LOOPX/LPX_0001.HEIC`) under the storage directory.
+/// Where photos and clips go: a DCF layout (`DCIM/100LOOPX/LPX_0001.HEIC`, `LPX_0002.MP4`) under
+/// the storage directory, one sequence of numbers for both.
 /// File numbers are never reused, across deletes and restarts: the last number handed out is
 /// kept in the state directory (`counter`, written atomically before the number is used) and
 /// the folders are scanned at start, whichever is higher wins.
@@ -98,7 +99,7 @@ public final class PhotoStorage: Sendable {
     /// Checks that `bytes` more fit above the reserve (with what queued photos will take),
     /// promises them, reserves the next number and returns its path (folder created). Call
     /// `release(bytes)` once the photo is saved or lost.
-    public func reserve(bytes: Int64) throws(StorageError) -> String {
+    public func reserve(bytes: Int64, extension ext: String = "HEIC") throws(StorageError) -> String {
         try state.withLock { s -> Result<String, StorageError> in
             if let problem = s.counterProblem { return .failure(.unavailable(problem)) }
             guard let free = freeBytesLocked(&s) else { return .failure(.unavailable("\(directory): cannot read free space")) }
@@ -109,7 +110,7 @@ public final class PhotoStorage: Sendable {
                             + (s.promised > 0 ? " and \(s.promised / 1_048_576) MB are promised to photos being saved" : "")))
             }
             let n = s.lastNumber + 1
-            let path = Self.path(number: n, in: directory)
+            let path = Self.path(number: n, in: directory, extension: ext)
             let folder = (path as NSString).deletingLastPathComponent
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

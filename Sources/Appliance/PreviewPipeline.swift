@@ -1,16 +1,23 @@
+import Canvas
 import Controls
 import Dispatch
 import Display
 import FilmCore
 import Foundation
 import System
+import Video
 import Viewfinder
 
 /// The live preview from the camera's frame to the screen: the buffers (allocated once per
-/// display size), the film engine at display size on every core, the on-screen interface, and
-/// the display itself — including moving onto a display that appears while headless and
-/// falling back to headless when one fails. Looks are compiled in the background and swapped
-/// in between frames. Lives on the controller's thread; nothing here allocates per frame.
+/// size), the film engine on every core, the on-screen interface, and the display itself —
+/// including moving onto a display that appears while headless and falling back to headless
+/// when one fails. Looks are compiled in the background and swapped in between frames.
+///
+/// Frames are graded at the display's size, or — for video — at the clip's size (the camera
+/// then delivers that size): the graded frame goes to the recorder (when a buffer is given) and
+/// is shrunk onto the screen (area-averaged, letterboxed) under the interface, so the screen
+/// shows exactly what is recorded. Lives on the controller's thread; nothing here allocates per
+/// frame.
 final class PreviewPipeline {
     private(set) var display: DisplaySink
     /// Looks for a display that has appeared (nil when none was asked for).
@@ -20,6 +27,17 @@ final class PreviewPipeline {
     static let displayProbeInterval: Double = 2
 
     private var cameraFrame: RGBImage
+    /// Video: the graded frame when it goes to no recorder; nil while grading at display size.
+    private var graded: RGBImage?
+    private var downscaler: AreaDownscaler?
+    /// Draws the unlicensed watermark into clip frames (at the grade size; the model never
+    /// changes, so redrawing allocates nothing).
+    private var clipMarker: OverlayRenderer?
+    private let watermarkOnly: OverlayModel = {
+        var m = OverlayModel()
+        m.watermark = true
+        return m
+    }()
     private(set) var composed: RGBImage
     private var renderer: FilmRenderer?
     private var overlay: OverlayRenderer
@@ -35,8 +53,35 @@ final class PreviewPipeline {
         overlay = OverlayRenderer(width: display.width, height: display.height)
     }
 
+    /// The display's size.
     var width: Int { composed.width }
     var height: Int { composed.height }
+    /// The size frames are graded at, which the camera must deliver.
+    var gradeWidth: Int { cameraFrame.width }
+    var gradeHeight: Int { cameraFrame.height }
+
+    /// Grades at `size` (a clip's) from now on, or at the display's size (nil). Returns whether
+    /// the size changed (the camera must then restart at it).
+    func grade(at size: (width: Int, height: Int)?) -> Bool {
+        let target = size ?? (composed.width, composed.height)
+        guard target.width != cameraFrame.width || target.height != cameraFrame.height else { return false }
+        cameraFrame = RGBImage(width: target.width, height: target.height)
+        if size != nil {
+            graded = RGBImage(width: target.width, height: target.height)
+            downscaler = AreaDownscaler(sourceWidth: target.width, sourceHeight: target.height,
+                                        width: composed.width, height: composed.height)
+            clipMarker = OverlayRenderer(width: target.width, height: target.height)
+        } else {
+            graded = nil
+            downscaler = nil
+            clipMarker = nil
+        }
+        if let look = renderer?.look { renderer = FilmRenderer(look: look, width: target.width, height: target.height) }
+        return true
+    }
+
+    /// The id of the look frames are graded with now (nil before the first is compiled).
+    var lookInUse: String? { renderer?.look.preset.id }
 
     /// Compiles `preset` in the background; the preview keeps the current look meanwhile.
     /// `again`: even if it is the look asked for last (its file was edited).
@@ -50,23 +95,46 @@ final class PreviewPipeline {
     }
 
     /// Camera frame → film engine (the next grain frame, at `grainRate`) → interface → display.
-    func render(intensity: Double, grainRate: Double, overlay model: OverlayModel) {
+    /// While grading for video, the graded frame lands in `clip`'s buffer when one is given
+    /// (it then goes to the recorder) and is shrunk onto the screen.
+    /// A Pro look without a license (`model.watermark`) is watermarked in the clip as in photos.
+    func render(intensity: Double, grainRate: Double, overlay model: OverlayModel, into clip: VideoFrame? = nil) {
         adoptCompiledLook()
         let grainFrame = grainClock.advance(rate: grainRate)
+        var shown = model
+        if let downscaler, graded != nil {
+            if let clip, clip.image.width == cameraFrame.width, clip.image.height == cameraFrame.height {
+                grade(into: &clip.image, grainFrame: grainFrame, intensity: intensity)
+                if model.watermark {
+                    clipMarker?.draw(watermarkOnly, on: &clip.image)
+                    shown.watermark = false  // already in the picture
+                }
+                downscaler.shrink(clip.image, into: &composed)
+            } else {
+                grade(into: &graded!, grainFrame: grainFrame, intensity: intensity)
+                downscaler.shrink(graded!, into: &composed)
+            }
+        } else {
+            grade(into: &composed, grainFrame: grainFrame, intensity: intensity)
+        }
+        overlay.draw(shown, on: &composed)
+        show()
+    }
+
+    /// The film engine over the camera frame into `target` (the grade size).
+    private func grade(into target: inout RGBImage, grainFrame: UInt64, intensity: Double) {
         if let renderer {
             cameraFrame.pixels.withUnsafeBufferPointer { src in
-                composed.pixels.withUnsafeMutableBufferPointer { dst in
+                target.pixels.withUnsafeMutableBufferPointer { dst in
                     renderer.render(source: src.baseAddress!, destination: dst.baseAddress!, grainFrame: grainFrame,
                                     threads: threads, intensity: intensity)
                 }
             }
         } else {
-            composed.pixels.withUnsafeMutableBufferPointer { dst in
+            target.pixels.withUnsafeMutableBufferPointer { dst in
                 cameraFrame.pixels.withUnsafeBufferPointer { src in dst.baseAddress!.update(from: src.baseAddress!, count: src.count) }
             }
         }
-        overlay.draw(model, on: &composed)
-        show()
     }
 
     /// A dark frame with the interface, while there is no camera.
@@ -98,19 +166,24 @@ final class PreviewPipeline {
         return (found.inputs, resize(width: found.display.width, height: found.display.height))
     }
 
-    /// New buffers for another size; false when the size is the same.
+    /// New buffers for another display size; true when the grade size changed with it (the
+    /// camera must restart at it).
     private func resize(width: Int, height: Int) -> Bool {
         guard width != composed.width || height != composed.height else { return false }
-        cameraFrame = RGBImage(width: width, height: height)
         composed = RGBImage(width: width, height: height)
         overlay = OverlayRenderer(width: width, height: height)
+        if graded != nil {
+            downscaler = AreaDownscaler(sourceWidth: cameraFrame.width, sourceHeight: cameraFrame.height, width: width, height: height)
+            return false
+        }
+        cameraFrame = RGBImage(width: width, height: height)
         if let look = renderer?.look { renderer = FilmRenderer(look: look, width: width, height: height) }
         return true
     }
 
     private func adoptCompiledLook() {
         if let look = looks.take() {
-            renderer = FilmRenderer(look: look, width: composed.width, height: composed.height)
+            renderer = FilmRenderer(look: look, width: cameraFrame.width, height: cameraFrame.height)
         }
     }
 }

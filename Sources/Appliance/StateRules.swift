@@ -17,7 +17,14 @@ public enum Command: Sendable, Equatable {
     case setMode(CameraState.Mode)
     case setGrid(Bool)
     case setHandedness(Handedness)
+    /// Start, stop or toggle a recording (start switches to video mode).
+    case record(RecordAction)
+    /// The recording ended (stopped, or by itself: storage, camera, encoder) or could not start.
+    case recordingEnded
 }
+
+/// Start, stop or toggle (the protocol's words).
+public typealias RecordAction = ControlRequest.RecordAction
 
 /// What a state change asks of the devices and the rest of the daemon; the controller carries
 /// them out in one place.
@@ -28,6 +35,10 @@ public enum Effect: Sendable, Equatable {
     case lookChanged
     case intensityChanged
     case settingsChanged
+    /// Photo ⇄ video: the camera's frames change size.
+    case modeChanged
+    case startRecording
+    case stopRecording
 }
 
 /// The result of one command: the effects to carry out, or why it was refused (one line, for
@@ -85,7 +96,27 @@ public struct StateRules: Sendable {
             s.lensIndex = index
             return Outcome([.switchLens, .settingsChanged])
         case .setMode(let mode):
+            guard mode != s.mode else { return Outcome() }
             s.mode = mode
+            return Outcome([.modeChanged])
+        case .record(let action):
+            switch action {
+            case .start where s.recording, .stop where !s.recording:
+                return Outcome()
+            case .stop, .toggle where s.recording:
+                s.recording = false
+                return Outcome([.stopRecording])
+            default:
+                var effects: [Effect] = []
+                if s.mode != .video {
+                    s.mode = .video
+                    effects.append(.modeChanged)
+                }
+                s.recording = true
+                return Outcome(effects + [.startRecording])
+            }
+        case .recordingEnded:
+            s.recording = false
             return Outcome()
         case .setGrid(let on):
             guard on != s.grid else { return Outcome() }
@@ -116,9 +147,11 @@ public struct StateRules: Sendable {
                 return [.settingsChanged]
             }
             let shutterIsRight = s.handedness == .right
-            return pressedRight == shutterIsRight ? [.capture] : input(.nextFilter, &s)
+            return pressedRight == shutterIsRight ? input(.shutter, &s) : input(.nextFilter, &s)
         case .shutter:
-            return [.capture]
+            // Video mode: the shutter starts and stops recording. Photo mode: a still (also
+            // while a clip goes on, where the camera can).
+            return s.mode == .video ? apply(.record(.toggle), to: &s).effects : [.capture]
         case .encoderTurned(let detents):
             switch s.dial {
             case .ev:
@@ -133,7 +166,7 @@ public struct StateRules: Sendable {
             return s.dial == .intensity ? [.intensityChanged] : []
         case .mode:
             s.mode = s.mode == .photo ? .video : .photo
-            return []
+            return [.modeChanged]
         case .nextLens:
             s.lensIndex = (s.lensIndex + 1) % lensCount
             return [.switchLens, .settingsChanged]

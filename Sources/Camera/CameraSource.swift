@@ -53,6 +53,9 @@ public enum AutoFocusState: String, Sendable, Codable { case idle, scanning, foc
 public struct FrameMetadata: Sendable, Equatable {
     /// Rising frame counter from the camera.
     public var sequence: UInt64 = 0
+    /// When the frame was exposed, in nanoseconds on the monotonic clock (the sensor's
+    /// timestamp; 0 when unknown). Clips take their timing from it.
+    public var timestampNs: UInt64 = 0
     /// Seconds.
     public var exposureTime: Double = 1.0 / 60
     public var analogueGain: Double = 1
@@ -111,6 +114,9 @@ public protocol CameraSource: AnyObject {
     func nextPreviewFrame(into frame: inout RGBImage, timeout: Double) throws -> FrameMetadata
     /// A full-resolution still of the current lens, without stopping the preview for long.
     func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata)
+    /// Whether a still can be taken without stopping the stream (a still stream beside the
+    /// viewfinder): what taking one while recording needs.
+    var stillsWhileStreaming: Bool { get }
 }
 
 /// A camera that can be told to fail on purpose — the simulated one. The daemon's `simulate`

@@ -164,6 +164,7 @@ public final class LibcameraCamera: CameraSource {
 
     static func metadata(_ f: CLibcameraShim_Frame) -> FrameMetadata {
         var m = FrameMetadata(sequence: f.sequence)
+        m.timestampNs = f.timestampNs
         if f.exposureTimeUs > 0 { m.exposureTime = Double(f.exposureTimeUs) / 1e6 }
         if f.analogueGain > 0 { m.analogueGain = Double(f.analogueGain) }
         if f.hasLensPosition != 0 { m.lensPosition = Double(f.lensPosition) }
@@ -192,6 +193,10 @@ public final class LibcameraCamera: CameraSource {
             return Self.metadata(f)
         }
     }
+
+    /// True where the pipeline streams a still beside the viewfinder (the Pi's); false where a
+    /// still means reconfiguring (vimc).
+    public var stillsWhileStreaming: Bool { stillTogether }
 
     public func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata) {
         guard let open else { throw CameraError.failed("camera not started") }

@@ -308,6 +308,9 @@ public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
         }
     }
 
+    /// The simulated sensor renders stills beside its preview.
+    public var stillsWhileStreaming: Bool { true }
+
     public func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata) {
         let deadline = clock.now() + Self.nanoseconds(stillTimeout)
         while true {
@@ -394,6 +397,7 @@ public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
         s.scene.update(time: time)
         var m = s.metadata
         m.sequence = sequence
+        m.timestampNs = s.startTime + sequence * framePeriod
 
         // Auto-exposure.
         let maxTime = min(max(1 / framesPerSecond, 1.0 / 1000), 1.0 / 15)

@@ -66,6 +66,7 @@ public enum ControlProtocolError: Error, Equatable, Sendable, CustomStringConver
 /// | `{"cmd":"handedness","value":"left"}` | `left` or `right` |
 /// | `{"cmd":"snapshot","path":"/tmp/x.png"}` | save the current preview frame as PNG (absolute path) |
 /// | `{"cmd":"simulate","fault":"stall","seconds":3}` | simulated camera only: `stall` (no frames) or `disconnect`, 0…60 s |
+/// | `{"cmd":"record","action":"start"}` | `start`, `stop` or `toggle` a recording (start switches to video mode) |
 ///
 /// Replies: `{"ok":true, ...}` with command-specific fields, or `{"ok":false,"error":"one line"}`;
 /// `"id"` follows `"ok"` when the request had one. A line longer than 4096 bytes gets an error
@@ -73,6 +74,7 @@ public enum ControlProtocolError: Error, Equatable, Sendable, CustomStringConver
 public enum ControlRequest: Sendable, Equatable {
     public enum Mode: String, Sendable, Equatable, CaseIterable { case photo, video }
     public enum Fault: String, Sendable, Equatable, CaseIterable { case stall, disconnect }
+    public enum RecordAction: String, Sendable, Equatable, CaseIterable { case start, stop, toggle }
 
     /// How long the daemon waits for the preview loop to answer before replying "busy": a
     /// capture takes the still first, which can take seconds (a long exposure, a pipeline
@@ -96,9 +98,11 @@ public enum ControlRequest: Sendable, Equatable {
     /// Absolute path of a PNG to write.
     case snapshot(path: String)
     case simulate(fault: Fault, seconds: Double)
+    /// Start, stop or toggle recording a clip.
+    case record(RecordAction)
 
     public static let commands = ["status", "capture", "preset", "intensity", "ev", "lens", "mode",
-                                  "grid", "handedness", "snapshot", "simulate"]
+                                  "grid", "handedness", "snapshot", "simulate", "record"]
     public static let maxLensIndex = 15
     public static let maxSimulateSeconds: Double = 60
 
@@ -116,6 +120,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .handedness: return "handedness"
         case .snapshot: return "snapshot"
         case .simulate: return "simulate"
+        case .record: return "record"
         }
     }
 
@@ -183,6 +188,7 @@ public enum ControlRequest: Sendable, Equatable {
             case "simulate":
                 let fault = try required(r.choice("fault", Fault.self), "fault", cmd)
                 request = .simulate(fault: fault, seconds: try required(r.number("seconds", in: 0...maxSimulateSeconds, unit: " s"), "seconds", cmd))
+            case "record": request = .record(try required(r.choice("action", RecordAction.self), "action", cmd))
             default:
                 throw .unknownCommand(String(cmd.prefix(40)))
             }
@@ -214,6 +220,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .simulate(let fault, let seconds):
             parts.append("\"fault\":\(JSONValue.quote(fault.rawValue))")
             parts.append("\"seconds\":\(JSONValue.format(seconds))")
+        case .record(let action): parts.append("\"action\":\(JSONValue.quote(action.rawValue))")
         }
         return "{" + parts.joined(separator: ",") + "}\n"
     }

@@ -21,6 +21,7 @@ public enum CtlCommand {
       grid on|off
       handedness left|right
       snapshot FILE           save the preview frame as PNG (the daemon writes FILE)
+      record start|stop|toggle  record a clip (start switches to video mode)
 
     Exit status: 0 when the daemon says ok, 1 when it reports an error (printed on one line)
     or cannot be reached, 2 for a usage mistake.
@@ -73,6 +74,12 @@ public enum CtlCommand {
             let text = try argument("left or right")
             guard let h = Handedness(rawValue: text) else { throw .usage("ctl handedness: \"\(text)\" is not left or right") }
             return .handedness(h)
+        case "record":
+            let text = try argument("start, stop or toggle")
+            guard let action = ControlRequest.RecordAction(rawValue: text) else {
+                throw .usage("ctl record: \"\(text)\" is not start, stop or toggle")
+            }
+            return .record(action)
         case "snapshot":
             let file = try argument("a file name")
             let path = file.hasPrefix("/") ? file : (currentDirectory as NSString).appendingPathComponent(file)

@@ -20,6 +20,7 @@ public struct OverlayLayout: Sendable, Equatable {
     public var aeBadge: Rect?
     public var afBadge: Rect?
     public var lensLabel: Rect?
+    /// "1234 left" (photos) or "12:34 left" (video), below the lens.
     public var shotsRemaining: Rect?
     /// The red dot and "REC 01:23" (or "VIDEO"), top centre.
     public var recording: Rect?

@@ -44,6 +44,9 @@ public struct OverlayModel: Sendable, Equatable {
     public var elapsedSeconds = 0
     /// Photos that still fit on the storage (photo mode; nil shows nothing).
     public var shotsRemaining: Int? = nil
+    /// Seconds of video that still fit on the storage at the current bit rate (video mode;
+    /// nil shows nothing). Whole seconds, like `elapsedSeconds`.
+    public var secondsRemaining: Int? = nil
     /// Shows the shutter-side marker (a bar and arrow at the edge by the shutter button).
     public var shutterMarkerVisible = false
     /// Which side the shutter button is on (handedness).

@@ -187,10 +187,16 @@ public struct OverlayRenderer: Sendable {
             badgeX = rect.maxX + 2 * s
         }
 
-        // Shots remaining below the lens (photo mode).
+        // What still fits below the lens: photos (photo mode) or recording time (video mode).
         if model.mode == .photo, let shots = model.shotsRemaining {
             t.shots = "\(max(0, shots)) left"
-            layout.shotsRemaining = textRect(t.shots, at: Point(x: w - m - inkWidth(t.shots, scale: s), y: secondRow),
+        } else if model.mode == .video, let seconds = model.secondsRemaining {
+            t.shots = "\(Self.timeText(seconds)) left"
+        }
+        if !t.shots.isEmpty {
+            // Below REC when that had to move to the second row.
+            let row = layout.recording.map { $0.y == secondRow - s } == true ? secondRow + rowStep : secondRow
+            layout.shotsRemaining = textRect(t.shots, at: Point(x: w - m - inkWidth(t.shots, scale: s), y: row),
                                              scale: s)
         }
 
@@ -283,7 +289,8 @@ public struct OverlayRenderer: Sendable {
             canvas.draw(text: texts.lens, at: Point(x: rect.x + s, y: rect.y + s), scale: s, color: .white, style: outline)
         }
         if let rect = layout.shotsRemaining {
-            let color = model.shotsRemaining == 0 ? Color.red : Color.white
+            let empty = model.mode == .photo ? model.shotsRemaining == 0 : model.secondsRemaining == 0
+            let color = empty ? Color.red : Color.white
             canvas.draw(text: texts.shots, at: Point(x: rect.x + s, y: rect.y + s), scale: s, color: color, style: outline)
         }
         if let rect = layout.recording {

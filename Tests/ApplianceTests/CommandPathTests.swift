@@ -27,6 +27,7 @@ final class RecordingCamera: CameraSource {
         try inner.nextPreviewFrame(into: &frame, timeout: timeout)
     }
     func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata) { try inner.captureStill() }
+    var stillsWhileStreaming: Bool { true }
 }
 
 /// Every input goes through one path: the same changes made by button events and by socket

@@ -3,6 +3,7 @@ import Controls
 import Display
 import FilmCore
 import Foundation
+import Video
 import XCTest
 import ControlProtocol
 @testable import Appliance
@@ -160,5 +161,61 @@ final class ControllerTests: XCTestCase {
         XCTAssertEqual(controller.state.handedness, .left)
         XCTAssertEqual(controller.state.presetID, BuiltinPresets.all[BuiltinPresets.all.firstIndex { $0.id == "portra" }! + 2].id,
                        "two next-filter presses from the default look")
+    }
+}
+
+/// Recording with an encoder that cannot keep up: frames are dropped (counted), the preview
+/// keeps its rate and the clip's duration stays true to the time it covered.
+final class ControllerVideoTests: XCTestCase {
+    private func ask(_ controller: Controller, _ request: ControlRequest) -> ControlReply? {
+        let pending = PendingRequest(request, deadline: .after(seconds: 10))
+        controller.handle.submit(pending)
+        let deadline = Date().addingTimeInterval(10)
+        while pending.reply == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        return pending.reply
+    }
+
+    func testASlowEncoderDropsFramesNotThePreview() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("loopix-rec-\(UUID().uuidString.prefix(8))").path
+        var config = Config.defaults
+        config.storage.directory = dir + "/photos"
+        config.storage.reserveMB = 0
+        config.state.directory = dir + "/state"
+        config.video.width = 160
+        config.video.height = 120
+        config.video.encoder = .libx264
+        config.video.x264Preset = "ultrafast"
+        let camera = SimulatedCamera(stillWidth: 160, stillHeight: 120)
+        let display = ScriptedDisplay()
+        let controller = Controller(config: config, configPath: nil,
+                                    devices: .init(camera: camera, faults: camera, display: display, motion: nil))
+        // 200 ms a frame: six times slower than the camera.
+        controller.openRecorder = { path, settings, metadata, start throws(VideoError) in
+            try Recorder(path: path, settings: settings, metadata: metadata, encoderName: "libx264", startNs: start, encodeDelay: 0.2)
+        }
+        let run = ControllerRun(controller)
+        let deadline = Date().addingTimeInterval(30)
+        while display.framesShown < 10 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let started = try XCTUnwrap(ask(controller, .record(.start)))
+        XCTAssertTrue(started.ok, "\(started.jsonLine)")
+        let shownBefore = display.framesShown
+        let t0 = Date()
+        Thread.sleep(forTimeInterval: 3)
+        let shown = Double(display.framesShown - shownBefore) / Date().timeIntervalSince(t0)
+        let recorded = Date().timeIntervalSince(t0)
+        let stopped = try XCTUnwrap(ask(controller, .record(.stop)))
+        XCTAssertTrue(run.stop())
+        controller.shutdown(timeout: 30)
+        XCTAssertGreaterThan(shown, 20, "the preview kept its pace (\(shown) frames a second) while the encoder fell behind")
+        let path = try XCTUnwrap(stopped.fields["path"].flatMap { if case .string(let p) = $0 { return p } else { return nil } })
+        let (status, out, err) = try runTool("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries",
+                                                                  "stream=nb_read_frames:format=duration", "-of", "json", path])
+        XCTAssertEqual(status, 0, err)
+        let json = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any] ?? [:]
+        let duration = Double((json["format"] as? [String: Any])?["duration"] as? String ?? "") ?? 0
+        let frames = Int(((json["streams"] as? [[String: Any]])?.first?["nb_read_frames"] as? String) ?? "") ?? 0
+        XCTAssertEqual(duration, recorded, accuracy: 0.4, "the clip lasts as long as it recorded")
+        XCTAssertLessThan(Double(frames), recorded * 10, "\(frames) frames: most were dropped")
+        XCTAssertGreaterThan(frames, 5)
     }
 }
