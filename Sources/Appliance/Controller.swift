@@ -78,9 +78,14 @@ public final class Controller {
     // Video.
     private var recorder: Recorder?
     private var recordingStarted = Deadline(nanoseconds: 0)
+    /// The first frame of a recording: (camera timestamp, monotonic time it arrived).
+    private var cameraClockAnchor: (camera: UInt64, monotonic: UInt64)?
+    private var lastCameraTimestamp: UInt64 = 0
+    private var lastClipTimestamp: UInt64 = 0
     /// When the camera went down during a recording (nil: it is up).
     private var cameraLostAt: Deadline?
-    private var dropLog = LogThrottle(interval: 1)
+    /// Dropped frames are reported at most once a second, as a count.
+    private var nextDropReport = Deadline(nanoseconds: 0)
     private var droppedReported = 0
     /// How long a recording waits for a camera that went away before it ends the clip.
     static let recordingCameraGrace: Double = 10
@@ -285,10 +290,7 @@ public final class Controller {
         case .frame:
             let clip = recorder?.takeBuffer()
             pipeline.render(intensity: state.intensity, grainRate: analyzer.grainRate, overlay: overlayModel(), into: clip)
-            if let clip, let recorder {
-                let ts = supervisor.lastMetadata.timestampNs
-                recorder.submit(clip, timestampNs: ts != 0 ? ts : MonotonicClock.now())
-            }
+            if let clip, let recorder { recorder.submit(clip, timestampNs: clipTimestamp(supervisor.lastMetadata.timestampNs)) }
         case .waiting:
             break
         case .down:
@@ -484,6 +486,28 @@ public final class Controller {
 
     // MARK: Video
 
+    /// A frame's time on the monotonic clock. The camera's own timestamps give the exact
+    /// spacing of frames, but their clock need not be ours (libcamera's may be CLOCK_BOOTTIME,
+    /// a virtual sensor's anything): they are anchored to our clock at a frame's arrival and
+    /// used while they keep rising and stay within 200 ms of the arrival times; otherwise (no
+    /// timestamp, a jump, a clock that runs off) the arrival time is used and the anchor renewed.
+    private func clipTimestamp(_ camera: UInt64) -> UInt64 {
+        let now = MonotonicClock.now()
+        var time = now
+        if camera != 0, let anchor = cameraClockAnchor, camera > lastCameraTimestamp, camera >= anchor.camera,
+           case let predicted = anchor.monotonic &+ (camera - anchor.camera),
+           (predicted > now ? predicted - now : now - predicted) < 200_000_000 {
+            time = predicted
+        } else {
+            cameraClockAnchor = camera != 0 ? (camera, now) : nil
+        }
+        lastCameraTimestamp = camera
+        // Always forwards, a millisecond at least, whatever the anchoring did.
+        time = max(time, lastClipTimestamp &+ 1_000_000)
+        lastClipTimestamp = time
+        return time
+    }
+
     /// Seconds since the recording began.
     private var recordingElapsed: Double {
         guard state.recording else { return 0 }
@@ -530,7 +554,11 @@ public final class Controller {
         }
         recordingStarted = Deadline(nanoseconds: start)
         cameraLostAt = nil
+        cameraClockAnchor = nil
+        lastCameraTimestamp = 0
+        lastClipTimestamp = 0
         droppedReported = 0
+        nextDropReport = .after(seconds: 1)
         Log.info("recording \(path) (\(settings.width)×\(settings.height)@\(settings.framesPerSecond), \(recorder?.encoderName ?? "?"), " +
                  "\(settings.bitrate / 1_000_000) Mbit/s\(recorder?.hasAudio == true ? ", sound" : ""))")
         return .success(path)
@@ -584,9 +612,10 @@ public final class Controller {
             perform(.recordingEnded)
             return
         }
-        if p.framesDropped > droppedReported, let line = dropLog.admit("recording: \(p.framesDropped - droppedReported) frame(s) dropped (the encoder is behind)") {
-            Log.warning(line)
+        if p.framesDropped > droppedReported && nextDropReport.hasPassed {
+            Log.warning("recording: \(p.framesDropped - droppedReported) frame(s) dropped since the last report (the encoder is behind); \(p.framesDropped) in all")
             droppedReported = p.framesDropped
+            nextDropReport = .after(seconds: 1)
         }
     }
 

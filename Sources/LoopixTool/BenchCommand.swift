@@ -7,7 +7,7 @@ import ImageFiles
 /// measured in the same run on the same frames.
 public enum BenchCommand {
     public static let help = """
-    Usage: loopix bench [--preset PRESET] [--samples DIR] [--quick]
+    Usage: loopix bench [--preset PRESET] [--samples DIR] [--quick] [--only engine|video]
 
     Times the film engine on a 1280×720 and a 4056×3040 (12 MP) frame made from real photos
     (DIR, default ../shared/samples or $LOOPIX_SAMPLES; a synthetic scene when there are none):
@@ -15,7 +15,9 @@ public enum BenchCommand {
     720p frames per second on one core and on all cores; time and peak memory of a 12 MP
     develop + HEIC save. In the same run it times ffmpeg (lut3d tetrahedral on the look's .cube,
     noise, vignette, the three chained), heif-enc at the same quality and x265 preset, and memcpy,
-    and prints the ratios against the targets. Run it from a release build
+    and prints the ratios against the targets. Video: a recorded frame's cost (grade, RGB → YUV,
+    H.264) at 720p30 and 1080p30 on one core and all, against ffmpeg's libx264 on the same
+    frames. Run it from a release build
     (`swift build -c release --product loopix`).
     """
 
@@ -25,8 +27,10 @@ public enum BenchCommand {
     }
 
     public static func run(_ words: [String]) throws(ToolError) {
-        let args = try Arguments(words, valued: ["--preset": "preset", "-p": "preset", "--samples": "samples"],
+        let args = try Arguments(words, valued: ["--preset": "preset", "-p": "preset", "--samples": "samples", "--only": "only"],
                                  flags: ["--quick": "quick"])
+        let only = args.value("only")
+        guard only == nil || only == "engine" || only == "video" else { throw .usage("bench --only takes engine or video, not \"\(only!)\"") }
         guard args.operands.isEmpty else { throw .usage("bench: unexpected argument \"\(args.operands[0])\"") }
         let preset = try PresetLibrary.load(directory: nil).look(args.value("preset") ?? "portra")
         let quick = args.flag("quick")
@@ -52,6 +56,10 @@ public enum BenchCommand {
         let ffmpeg = Subprocess.find("ffmpeg")
         if ffmpeg == nil { say("ffmpeg not found: ffmpeg comparisons skipped (apt-get install ffmpeg)") }
 
+        if only == "video" {
+            try runVideo(photos: photos, preset: preset, work: work, quick: quick, ffmpeg: ffmpeg)
+            return
+        }
         var rows: [(String, String)] = []
         var results: [String: Double] = [:]
         for (name, width, height) in [("720p", 1280, 720), ("12 MP", 4056, 3040)] {
@@ -149,6 +157,23 @@ public enum BenchCommand {
         if cores >= 2 { target("two cores ≥ 1.8× one core", full720 / results["720p full all"]! >= 1.8) }
         target("HEIC save ≤ 1.1× heif-enc's time", heifEncSeconds.map { save <= 1.1 * $0 })
         target("12 MP develop + HEIC save peak RSS ≤ 200 MB", mb(develop.peakRSS) <= 200)
+        if only == nil {
+            say("")
+            try runVideo(photos: photos, preset: preset, work: work, quick: quick, ffmpeg: ffmpeg)
+        }
+    }
+
+    static func runVideo(photos: [RGBImage], preset: Preset, work: String, quick: Bool, ffmpeg: String?) throws(ToolError) {
+        let v = try VideoBench.run(photos: photos, preset: preset, work: work, repetitions: quick ? 1 : 5, frames: quick ? 30 : 90, ffmpeg: ffmpeg)
+        let width = v.rows.map(\.0.count).max() ?? 0
+        say("video (medians of interleaved runs, min–max in brackets):")
+        for (label, value) in v.rows { say(label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
+        say("")
+        say("video targets:")
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        func target(_ text: String, _ met: Bool?) { say("  [\(met == nil ? "n/a" : met! ? "met" : "NOT met")] \(text)") }
+        target("1080p30 on \(cores) cores: our whole path ≤ 1.3× ffmpeg's encode alone", v.ratio1080.map { $0 <= 1.3 })
+        target("1080p30 real time on \(cores) cores with ≥ 20 % headroom (≤ 26.7 ms a frame)", v.whole1080.map { $0 <= VideoBench.budgetMs * 0.8 })
     }
 
     // MARK: Frames

@@ -14,11 +14,11 @@ import System
 /// Every libav* handle has this one owner and is freed in `deinit`. Used from one thread (the
 /// recorder's); the per-frame path allocates nothing of its own (libx264 and libavformat keep
 /// their own buffers).
-final class ClipWriter {
-    let path: String
-    let width: Int
-    let height: Int
-    let encoderName: String
+public final class ClipWriter {
+    public let path: String
+    public let width: Int
+    public let height: Int
+    public let encoderName: String
     private let file: FileDescriptor
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var io: UnsafeMutablePointer<AVIOContext>?
@@ -52,7 +52,7 @@ final class ClipWriter {
 
     /// Creates `path` (it must not exist), opens the encoder named `encoderName` and writes the
     /// MP4 header. Throws, leaving nothing behind, when any of it fails.
-    init(path: String, settings: VideoSettings, metadata: ClipMetadata, encoderName: String) throws(VideoError) {
+    public init(path: String, settings: VideoSettings, metadata: ClipMetadata, encoderName: String) throws(VideoError) {
         self.path = path
         width = settings.width
         height = settings.height
@@ -210,7 +210,7 @@ final class ClipWriter {
 
     /// Converts one RGB frame (width × height, rows `stride` bytes apart) and encodes it at
     /// `time` (seconds since the clip began; frames must come in order).
-    func encode(rgb: UnsafePointer<UInt8>, stride: Int, time: Double) throws(VideoError) {
+    public func encode(rgb: UnsafePointer<UInt8>, stride: Int, time: Double) throws(VideoError) {
         guard let frame, let scaler, let video else { return }
         if av_frame_make_writable(frame) < 0 {
             throw .ffmpeg(action: "reusing the video frame", code: CLoopixAV_error(ENOMEM))
@@ -275,7 +275,7 @@ final class ClipWriter {
     }
 
     /// Flushes the encoders, writes the trailer and syncs: a complete, seekable file.
-    func finish() throws(VideoError) {
+    public func finish() throws(VideoError) {
         guard !finished else { return }
         finished = true
         if let video {

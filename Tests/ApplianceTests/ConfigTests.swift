@@ -1,4 +1,5 @@
 import Foundation
+import Video
 import XCTest
 import ControlProtocol
 @testable import Appliance
@@ -75,7 +76,7 @@ final class ConfigTests: XCTestCase {
 
     func testUnknownKeysAreNamed() {
         XCTAssertEqual(error("{\"colour\": 1}"),
-                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, boardsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, snapshot)")
+                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot)")
         XCTAssertEqual(error("{\"display\": {\"widht\": 800}}")?.hasPrefix("/etc/loopix/loopix.json: display.widht: unknown field"), true)
     }
 
@@ -142,4 +143,34 @@ final class ConfigTests: XCTestCase {
         c.camera.backend = .simulated
         XCTAssertEqual(try c.resolveCameraBackend(cameraPresent: true).backend, .simulated)
     }
+
+    /// The video section: defaults by board, every key checked.
+    func testVideoSection() throws {
+        let full = try Config.parse(Data(#"{ "video": { "width": 1280, "height": 720, "fps": 25, "bitrateMbps": 6, "encoder": "libx264", "x264Preset": "veryfast", "keyframeInterval": 2, "audio": { "device": "plughw:1,0", "channels": 2 } } }"#.utf8), source: "v.json")
+        let v = full.videoSettings
+        XCTAssertEqual([v.width, v.height, v.framesPerSecond, v.bitrate], [1280, 720, 25, 6_000_000])
+        XCTAssertEqual(v.encoder, .libx264)
+        XCTAssertEqual(v.x264Preset, "veryfast")
+        XCTAssertEqual(v.keyframeInterval, 2)
+        XCTAssertEqual(v.audio?.device, "plughw:1,0")
+        XCTAssertEqual(v.audio?.channels, 2)
+        // Defaults: 1080p30 at 16 Mbit/s, no sound; 720p on the boards too slow for 1080p.
+        let standard = Config.defaults.videoSettings
+        XCTAssertEqual([standard.width, standard.height, standard.framesPerSecond, standard.bitrate], [1920, 1080, 30, 16_000_000])
+        XCTAssertNil(standard.audio)
+        XCTAssertEqual(standard.encoder, .auto)
+        var zero = Config.defaults
+        zero.board = "pi-zero-2w"
+        XCTAssertEqual([zero.videoSettings.width, zero.videoSettings.height], [1280, 720])
+        XCTAssertEqual(zero.videoSettings.bitrate, 7_111_111)
+        let silent = try Config.parse(Data(#"{ "video": { "audio": { "enabled": false, "device": "hw:1" } } }"#.utf8), source: "v.json")
+        XCTAssertNil(silent.videoSettings.audio)
+        XCTAssertEqual(error(#"{"video": {"width": 1281, "height": 720}}"#), "/etc/loopix/loopix.json: video.width: 1281 must be even (4:2:0 video)")
+        XCTAssertEqual(error(#"{"video": {"width": 1280}}"#), "/etc/loopix/loopix.json: video.height: is missing (give both or neither)")
+        XCTAssertEqual(error(#"{"video": {"fps": 120}}"#), "/etc/loopix/loopix.json: video.fps: 120 is out of range (allowed 1…60)")
+        XCTAssertEqual(error(#"{"video": {"encoder": "nvenc"}}"#),
+                       "/etc/loopix/loopix.json: video.encoder: \"nvenc\" is not one of \"auto\", \"v4l2m2m\", \"libx264\"")
+        XCTAssertEqual(error(#"{"video": {"audio": {"device": ""}}}"#), "/etc/loopix/loopix.json: video.audio.device: must not be empty")
+    }
+
 }

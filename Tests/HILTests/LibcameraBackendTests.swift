@@ -104,4 +104,50 @@ final class LibcameraBackendTests: XCTestCase {
         let info = try HEICInfo.read(path: photo)
         XCTAssertGreaterThan(info.width, 480)
     }
+
+    /// Three seconds recorded from the vimc camera through libcamera: the clip is H.264 and
+    /// every frame of it decodes. (A debug build under emulation grades few frames a second;
+    /// the clip's timing stays real, so it still lasts about three seconds.)
+    func testTheDaemonRecordsAClipFromTheVimcCamera() throws {
+        try Bench.require("/dev/media0")
+        let daemon = try BenchDaemon(name: "vimc-video", sections: """
+            "camera": { "backend": "libcamera", "required": true },
+            "display": { "backend": "headless", "width": 160, "height": 120 },
+            "video": { "width": 320, "height": 240, "encoder": "libx264", "x264Preset": "ultrafast", "bitrateMbps": 2 }
+            """)
+        let ready = try daemon.waitForStatus(seconds: 60) { $0.contains("\"camera\": \"ok\"") }
+        XCTAssertTrue(ready.contains("\"camera\": \"ok\""), "the daemon runs on the vimc camera: \(ready)")
+        let start = try daemon.ctl(["record", "start", "--timeout", "60"])
+        XCTAssertEqual(start.status, 0, start.output)
+        Thread.sleep(forTimeInterval: 3)
+        let stop = try daemon.ctl(["record", "stop", "--timeout", "60"])
+        XCTAssertEqual(stop.status, 0, stop.output)
+        let clip = daemon.directory + "/photos/DCIM/100LOOPX/LPX_0001.MP4"
+        XCTAssertTrue(stop.output.contains(clip), stop.output)
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+        probe.arguments = ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames:format=duration", "-of", "csv=p=0", clip]
+        let out = Pipe()
+        probe.standardOutput = out
+        try probe.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        probe.waitUntilExit()
+        print("hil: the vimc clip: \(text.split(separator: "\n").joined(separator: "; "))")
+        XCTAssertTrue(text.hasPrefix("h264,"), text)
+
+        // Every frame decoded by ffprobe (not muxed again: the clip's timestamps are the
+        // camera's, a variable frame rate that a constant-rate output would complain about).
+        let decode = Process()
+        decode.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+        decode.arguments = ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", clip]
+        let err = Pipe()
+        decode.standardError = err
+        try decode.run()
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        decode.waitUntilExit()
+        XCTAssertEqual(decode.terminationStatus, 0)
+        XCTAssertEqual(errors, "", "every frame decodes")
+        let frames = Int(text.split(separator: "\n").first?.split(separator: ",").last ?? "") ?? 0
+        XCTAssertGreaterThan(frames, 0)
+    }
 }
