@@ -60,6 +60,16 @@ enum VideoBench {
                 }
                 if name == "1080p30" && threads == cores { figures.whole1080 = whole.median }
             }
+            // RGB → YUV: our loop against libswscale (BT.709, accurate rounding), the rest alike.
+            var builtIn: [Double] = [], swscale: [Double] = []
+            for rep in 0..<repetitions {
+                builtIn.append(try encodeOurs(source: source, renderer: renderer, frames: frames, threads: cores, preset: "ultrafast",
+                                              conversion: .builtIn, path: work + "/yuv-b-\(rep).MP4").encodeMs)
+                swscale.append(try encodeOurs(source: source, renderer: renderer, frames: frames, threads: cores, preset: "ultrafast",
+                                              conversion: .swscale, path: work + "/yuv-s-\(rep).MP4").encodeMs)
+            }
+            figures.rows.append(("\(name) YUV & encode, Loopix's conversion / libswscale",
+                                 "\(Stats(builtIn).text) / \(Stats(swscale).text) ms/frame"))
             // The daemon's default preset, for what a Pi 5 or this machine records with.
             let defaults = try encodeOurs(source: source, renderer: renderer, frames: frames, threads: cores, preset: VideoSettings().x264Preset,
                                           path: work + "/ours-\(name)-default.MP4")
@@ -77,13 +87,14 @@ enum VideoBench {
 
     /// Grades and encodes `frames` frames (the grain animates as in a recording) into a clip.
     static func encodeOurs(source: RGBImage, renderer: FilmRenderer, frames: Int, threads: Int, preset: String,
-                           path: String) throws(ToolError) -> Result {
+                           conversion: VideoSettings.Conversion = .builtIn, path: String) throws(ToolError) -> Result {
         var settings = VideoSettings()
         settings.width = source.width
         settings.height = source.height
         settings.encoder = .libx264
         settings.x264Preset = preset
         settings.threads = threads
+        settings.conversion = conversion
         settings.bitrate = Int(16_000_000 * Double(source.width * source.height) / (1920 * 1080))
         let writer: ClipWriter
         do {

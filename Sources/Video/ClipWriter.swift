@@ -31,6 +31,7 @@ public final class ClipWriter {
     private var audioFrame: UnsafeMutablePointer<AVFrame>?
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var lastPTS: Int64 = -1
+    private let conversion: VideoSettings.Conversion
     private var headerWritten = false
     private var finished = false
     /// File length at the end of the last whole fragment (synced).
@@ -57,6 +58,7 @@ public final class ClipWriter {
         width = settings.width
         height = settings.height
         self.encoderName = encoderName
+        conversion = settings.conversion
         CLoopixAV_quietLogs()
         sourcePlanes.initialize(repeating: nil, count: 4)
         sourceStrides.initialize(repeating: 0, count: 4)
@@ -217,12 +219,19 @@ public final class ClipWriter {
         }
         sourcePlanes[0] = rgb
         sourceStrides[0] = Int32(stride)
-        let sources = sourcePlanes, strides = sourceStrides, rows = Int32(height)
-        _ = withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+        let sources = sourcePlanes, strides = sourceStrides, rows = Int32(height), columns = width
+        let builtIn = conversion == .builtIn
+        withUnsafeMutablePointer(to: &frame.pointee.data) { data in
             withUnsafeMutablePointer(to: &frame.pointee.linesize) { lines in
                 data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { planes in
                     lines.withMemoryRebound(to: Int32.self, capacity: 8) { pitches in
-                        sws_scale(scaler, sources, strides, 0, rows, planes, pitches)
+                        if builtIn {
+                            YUVConversion.convert(rgb: rgb, rgbStride: stride, width: columns, height: Int(rows),
+                                                  y: planes[0]!, yStride: Int(pitches[0]), u: planes[1]!, uStride: Int(pitches[1]),
+                                                  v: planes[2]!, vStride: Int(pitches[2]))
+                        } else {
+                            _ = sws_scale(scaler, sources, strides, 0, rows, planes, pitches)
+                        }
                     }
                 }
             }

@@ -44,6 +44,10 @@ public struct VideoSettings: Sendable, Equatable {
     public var keyframeInterval: Double = 1
     /// Encoder threads (0: as many as cores).
     public var threads = 0
+    /// How RGB becomes Y′CbCr 4:2:0: Loopix's own loop or libswscale (the benchmark compares them).
+    public var conversion = Conversion.swscale
+
+    public enum Conversion: String, Sendable, Equatable, CaseIterable { case builtIn, swscale }
     public var audio: AudioSettings?
 
     public init() {}

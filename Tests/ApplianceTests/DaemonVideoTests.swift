@@ -249,6 +249,27 @@ final class DaemonVideoTests: XCTestCase {
         XCTAssertEqual(try d.request(#"{"cmd":"status"}"#)["ok"] as? Bool, true, "still running")
     }
 
+    /// A camera that stalls for three seconds mid-recording is restarted and the recording
+    /// goes on: one clip, every frame decodable, as long as the time it covered.
+    func testARecordingRidesOutACameraStall() throws {
+        let d = try DaemonHarness(extraConfig: Self.video)
+        try d.start()
+        defer { d.stop() }
+        let clip = try XCTUnwrap(d.request(#"{"cmd":"record","action":"start"}"#)["path"] as? String)
+        let t0 = Date()
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertEqual(try d.request(#"{"cmd":"simulate","fault":"stall","seconds":3}"#)["ok"] as? Bool, true)
+        Thread.sleep(forTimeInterval: 5)
+        XCTAssertEqual(try d.request(#"{"cmd":"status"}"#)["recording"] as? Bool, true, "still recording after the stall: \(d.log(tail: 8))")
+        XCTAssertEqual(try d.request(#"{"cmd":"record","action":"stop"}"#)["ok"] as? Bool, true)
+        let recorded = Date().timeIntervalSince(t0)
+        let duration = Double((try probe(clip)["format"] as? [String: Any])?["duration"] as? String ?? "") ?? 0
+        XCTAssertEqual(duration, recorded, accuracy: 0.6)
+        let (status, _, err) = try runTool("/usr/bin/ffmpeg", ["-v", "error", "-i", clip, "-f", "null", "-"])
+        XCTAssertEqual(status, 0)
+        XCTAssertEqual(err, "")
+    }
+
     /// A microphone that is not there is a warning and a clip without sound, never a lost recording.
     func testAMissingMicrophoneGivesASilentClip() throws {
         let d = try DaemonHarness(extraConfig: #""video": { "width": 320, "height": 240, "encoder": "libx264", "x264Preset": "ultrafast", "audio": { "device": "hw:99,0" } }"#)

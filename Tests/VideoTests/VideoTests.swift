@@ -285,6 +285,35 @@ final class ClipWriterTests: XCTestCase {
     }
 }
 
+final class AudioCaptureTests: XCTestCase {
+    /// ALSA's null device (no clock: it hands out silence at once) is read through the same
+    /// path a USB microphone is: opened, read on its own thread, taken in chunks with a time.
+    func testSamplesAreReadFromAnALSADevice() throws {
+        var settings = AudioSettings(device: "null")
+        settings.channels = 2
+        let capture = try AudioCapture(settings, capacitySeconds: 0.5)
+        var buffer: [Int16] = []
+        var got: (startNs: UInt64?, failure: String?) = (nil, nil)
+        let deadline = Date().addingTimeInterval(5)
+        while got.startNs == nil && Date() < deadline {
+            usleep(20_000)
+            got = capture.take(into: &buffer)
+        }
+        capture.stop()
+        XCTAssertNil(got.failure)
+        XCTAssertNotNil(got.startNs)
+        XCTAssertFalse(buffer.isEmpty)
+        XCTAssertEqual(buffer.count % 2, 0, "whole stereo frames")
+        XCTAssertLessThanOrEqual(buffer.count, 48_000, "never more than the half second kept")
+    }
+
+    func testAMissingDeviceIsAClearError() {
+        XCTAssertThrowsError(try AudioCapture(AudioSettings(device: "hw:99,0"))) { error in
+            XCTAssertTrue("\(error)".hasPrefix("microphone hw:99,0: cannot open it for recording: "), "\(error)")
+        }
+    }
+}
+
 final class RecorderTests: XCTestCase {
     /// An encoder that cannot keep up (100 ms a frame against 33 ms): frames are dropped, never
     /// queued without bound, and the clip's duration is still the real time it covered.
