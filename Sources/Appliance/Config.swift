@@ -2,6 +2,7 @@ import ControlProtocol
 import Controls
 import Display
 import FilmCore
+import ImageFiles
 import Foundation
 import StrictJSON
 import System
@@ -25,7 +26,8 @@ public typealias ConfigError = FieldError
 ///   "socket":   { "path": "/run/loopix/control.sock", "group": "loopix" },
 ///   "license":  { "publicKey": "<base64 or hex Ed25519 public key>", "file": "/var/lib/loopix/license.json" },
 ///   "defaults": { "preset": "portra", "intensity": 100, "ev": 0, "handedness": "right", "grid": false },
-///   "capture":  { "queueLength": 3, "heicQuality": 90, "x265Preset": "ultrafast", "keepOriginal": false },
+///   "capture":  { "queueLength": "auto", "format": "heic", "heicQuality": 70, "jpegQuality": 90,
+///                 "x265Preset": "ultrafast", "keepOriginal": false },
 ///   "video":    { "width": 1920, "height": 1080, "fps": 30, "bitrateMbps": 16, "encoder": "auto",
 ///                 "x264Preset": "superfast", "keyframeInterval": 1,
 ///                 "audio": { "enabled": false, "device": "default", "channels": 1, "sampleRate": 48000 } },
@@ -125,8 +127,12 @@ public struct Config: Sendable, Equatable {
     }
 
     public struct CaptureSection: Sendable, Equatable {
-        public var queueLength = 3
-        public var heicQuality = 90
+        /// How many photos may wait or be developed at once; nil ("auto"): from the still's size
+        /// and the memory there is (`CaptureQueue.automaticCapacity`).
+        public var queueLength: Int? = nil
+        public var format = PhotoFormat.heic
+        public var heicQuality = Int((HEICOptions.defaultQuality * 100).rounded())
+        public var jpegQuality = HEICOptions.defaultJPEGQuality
         public var x265Preset = "ultrafast"
         /// Also keep each undeveloped still as a lossless PNG beside its HEIC (LPX_0001.PNG).
         public var keepOriginal = false
@@ -440,8 +446,14 @@ public struct Config: Sendable, Equatable {
         }
         try r.section("capture") { r throws(ConfigError) in
             var c = CaptureSection()
-            c.queueLength = try r.integer("queueLength", in: 1...16) ?? c.queueLength
+            if case .string(let text)? = r.value("queueLength") {
+                guard text == "auto" else { throw fail(r.path("queueLength"), "must be a number from 1 to 64 or \"auto\", not \"\(text)\"") }
+            } else {
+                c.queueLength = try r.integer("queueLength", in: 1...64)
+            }
+            c.format = try r.choice("format", PhotoFormat.self) ?? c.format
             c.heicQuality = try r.integer("heicQuality", in: 1...100) ?? c.heicQuality
+            c.jpegQuality = try r.integer("jpegQuality", in: 1...100) ?? c.jpegQuality
             if let p = try r.optionalString("x265Preset") {
                 guard x265Presets.contains(p) else {
                     throw fail(r.path("x265Preset"), "\"\(p)\" is not one of \(x265Presets.joined(separator: ", "))")
@@ -543,7 +555,8 @@ extension Config {
 
     /// Keys a running daemon takes over on SIGHUP; every other change waits for a restart.
     public static let reloadableKeys: Set<String> = [
-        "storage.reserveMB", "capture.queueLength", "capture.heicQuality", "capture.x265Preset", "capture.keepOriginal",
+        "storage.reserveMB", "capture.queueLength", "capture.format", "capture.heicQuality", "capture.jpegQuality",
+        "capture.x265Preset", "capture.keepOriginal",
         "license.publicKey", "license.file", "snapshot.directories",
         "defaults.preset", "defaults.intensity", "defaults.ev", "defaults.handedness", "defaults.grid",
         "presetsDirectory", "video.bitrateMbps", "video.encoder", "video.x264Preset", "video.keyframeInterval",

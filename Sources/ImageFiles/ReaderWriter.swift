@@ -68,7 +68,8 @@ public enum ImageWriter {
     ///
     /// HEIC: converted to Display P3 and tagged with both nclx (12/13/6, full range) and the
     /// Display P3 ICC profile; EXIF as described in `PhotoMetadata`; a metadata orientation
-    /// also becomes irot/imir. JPEG: sRGB, EXIF in APP1 (no JFIF APP0 then), no ICC.
+    /// also becomes irot/imir. JPEG: Display P3 too, with the ICC profile (APP2) and EXIF in
+    /// APP1 (no JFIF APP0 then).
     /// PNG: sRGB, metadata ignored.
     public static func write(_ image: RGBImage, to path: String, format: ImageFormat, metadata: PhotoMetadata? = nil,
                              heic: HEICOptions = HEICOptions(), jpegQuality: Int = 92, replace: Bool = false) throws {
