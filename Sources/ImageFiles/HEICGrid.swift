@@ -132,6 +132,10 @@ enum HEICGrid {
                             path: path, encoding: true, doing: "setting quality")
         try HEICCodec.check(heif_encoder_set_parameter_string(encoder.pointer, "preset", options.x265Preset),
                             path: path, encoding: true, doing: "setting x265 preset")
+        // No thread pool inside x265: the tiles are the parallelism (one encoder per thread),
+        // and a pool per 512×512 tile would only add threads fighting for the same cores.
+        try HEICCodec.check(heif_encoder_set_parameter_string(encoder.pointer, "x265:pools", "none"),
+                            path: path, encoding: true, doing: "turning off x265's thread pool")
         let encodingOptions = try HeifEncodingOptions(path: path)
         encodingOptions.pointer.pointee.output_nclx_profile = nclx.pointer
         encodingOptions.pointer.pointee.macOS_compatibility_workaround = 0 // no grid wrapper around the tile
