@@ -31,7 +31,9 @@ public typealias ConfigError = FieldError
 ///   "video":    { "width": 1920, "height": 1080, "fps": 30, "bitrateMbps": 16, "encoder": "auto",
 ///                 "x264Preset": "superfast", "keyframeInterval": 1,
 ///                 "audio": { "enabled": false, "device": "default", "channels": 1, "sampleRate": 48000 } },
-///   "snapshot": { "directories": ["/tmp"] } }
+///   "snapshot": { "directories": ["/tmp"] },
+///   "web":      { "enabled": false, "address": "0.0.0.0", "port": 8080, "token": null, "url": null,
+///                 "connections": 32, "idleSeconds": 15, "previewViewers": 2 } }
 /// ```
 /// Every section and key is optional (the values above are the defaults, except that
 /// `photosDirectory`, `socket.group`, `license.publicKey`, `display.connector` and `display.mode`
@@ -157,6 +159,24 @@ public struct Config: Sendable, Equatable {
         public init() {}
     }
 
+    /// The web gallery and remote (off by default).
+    public struct WebSection: Sendable, Equatable {
+        public var enabled = false
+        /// An IPv4 or IPv6 address to listen on ("0.0.0.0": every interface; "127.0.0.1": this machine only).
+        public var address = "0.0.0.0"
+        /// 0: any free port (tests).
+        public var port = 8080
+        /// Allows control (POST /api); nil: the gallery is read-only. At least 16 characters.
+        public var token: String? = nil
+        /// The gallery's address as phones reach it (QR codes); nil: http://<this machine's first
+        /// LAN address>:<port>/.
+        public var url: String? = nil
+        public var connections = 32
+        public var idleSeconds = 15
+        public var previewViewers = 2
+        public init() {}
+    }
+
     public struct SnapshotSection: Sendable, Equatable {
         /// The directories a `snapshot` request may create its PNG in (absolute, no symbolic
         /// links on the way). A snapshot only ever creates a new file there.
@@ -210,6 +230,7 @@ public struct Config: Sendable, Equatable {
     public var capture = CaptureSection()
     public var video = VideoSection()
     public var snapshot = SnapshotSection()
+    public var web = WebSection()
     /// Where the values came from (a path, or "built-in defaults"); for logging.
     public var source = "built-in defaults"
     /// Things worth a log line that are not errors (e.g. "no config file, using defaults").
@@ -504,7 +525,33 @@ public struct Config: Sendable, Equatable {
             }
             config.snapshot.directories = dirs
         }
-        try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot")
+        try r.section("web") { r throws(ConfigError) in
+            var w = WebSection()
+            w.enabled = try r.bool("enabled") ?? w.enabled
+            if let a = try r.optionalString("address") {
+                var v4 = in_addr(), v6 = in6_addr()
+                guard inet_pton(AF_INET, a, &v4) == 1 || inet_pton(AF_INET6, a, &v6) == 1 else {
+                    throw fail(r.path("address"), "\"\(a)\" is not an IPv4 or IPv6 address")
+                }
+                w.address = a
+            }
+            w.port = try r.integer("port", in: 0...65535) ?? w.port
+            if let t = try r.optionalString("token") {
+                guard t.count >= 16, t.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                    throw fail(r.path("token"), "must be at least 16 printable ASCII characters without spaces")
+                }
+                w.token = t
+            }
+            if let u = try r.optionalString("url") {
+                guard u.hasPrefix("http://") || u.hasPrefix("https://") else { throw fail(r.path("url"), "must start with http:// or https://") }
+                w.url = u.hasSuffix("/") ? u : u + "/"
+            }
+            w.connections = try r.integer("connections", in: 4...1024) ?? w.connections
+            w.idleSeconds = try r.integer("idleSeconds", in: 1...300) ?? w.idleSeconds
+            w.previewViewers = try r.integer("previewViewers", in: 0...16) ?? w.previewViewers
+            config.web = w
+        }
+        try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot, web")
         return config
     }
 

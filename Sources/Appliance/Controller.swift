@@ -10,6 +10,7 @@ import StrictJSON
 import System
 import Video
 import Viewfinder
+import WebGallery
 
 /// The daemon's brain. Owns `CameraState` and changes it only through `StateRules`; carries
 /// out the effects in one place (`carryOut`); runs the loop on the thread that calls `run()`:
@@ -75,6 +76,8 @@ public final class Controller {
     private var banner: (text: String, until: Deadline)?
     private var intensityVisibleUntil = Deadline(nanoseconds: 0)
     private var savedPhotos = 0
+    /// The web gallery's address, when it runs.
+    private var webURL: String?
     private var lastPhoto: String?
     private var refusalLog = LogThrottle(interval: 5)
 
@@ -245,6 +248,12 @@ public final class Controller {
         if let recorder { parts.append("recording \((recorder.path as NSString).lastPathComponent) \(OverlayRenderer.timeText(Int(recordingElapsed)))") }
         parts.append("\(savedPhotos) saved")
         return parts.joined(separator: " · ")
+    }
+
+    /// The web gallery runs: the preview is offered to its viewers, status says where it is.
+    public func attachWeb(live: LiveFrames, url: String) {
+        pipeline.live = live
+        webURL = url
     }
 
     /// Stops the camera and waits (at most `timeout` s) for queued photos to be saved.
@@ -753,7 +762,9 @@ public final class Controller {
             "display": .string(pipeline.display.name), "watermark": .bool(watermarked),
         ]
         if let lastPhoto { s["lastPhoto"] = .string(lastPhoto) }
+        if let webURL { s["web"] = .string(webURL) }
         s["recording"] = .bool(state.recording)
+        s["framesShown"] = .int(pipeline.framesShown)
         // Whether frames show the chosen look yet (it compiles in the background after a change).
         s["lookReady"] = .bool(pipeline.lookInUse == state.presetID)
         if let recorder {

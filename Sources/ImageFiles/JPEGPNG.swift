@@ -40,23 +40,25 @@ enum JPEGCodec {
 
     /// Display P3 with its ICC profile and EXIF, as the HEIC photos are: the pixels are
     /// converted 16 rows at a time as libjpeg takes them, so no second full-size copy exists.
-    static func encode(_ image: RGBImage, metadata: PhotoMetadata?, quality: Int, path: String) throws -> [UInt8] {
+    /// `displayP3: false` writes the sRGB pixels as they are, without a profile.
+    static func encode(_ image: RGBImage, metadata: PhotoMetadata?, quality: Int, displayP3: Bool = true, path: String) throws -> [UInt8] {
         guard (1...100).contains(quality) else {
             throw ImageFileError.invalidArgument(path: path, message: "JPEG quality \(quality) is not in 1...100")
         }
         let exif = try metadata.map {
-            try ExifWriter.build($0, width: image.width, height: image.height, colorSpace: 0xFFFF, path: path)
+            try ExifWriter.build($0, width: image.width, height: image.height, colorSpace: displayP3 ? 0xFFFF : 1, path: path)
         }
         guard (exif?.count ?? 0) <= 65533 else {
             throw ImageFileError.exif(path: path, action: "embedding EXIF in JPEG", message: "\(exif!.count) bytes exceed one APP1 segment")
         }
-        let p3 = try ColorConversion.toDisplayP3(path: path)
+        let p3 = displayP3 ? try ColorConversion.toDisplayP3(path: path) : nil
         let encoder = try JpegEncoder(path: path)
         let w = image.width, h = image.height, band = 16
-        let started = p3.icc.withUnsafeBufferPointer { icc in
+        let started = (p3?.icc ?? []).withUnsafeBufferPointer { icc in
             (exif ?? []).withUnsafeBufferPointer { app1 in
                 CImageShim_jpegEncodeStart(encoder.pointer, Int32(w), Int32(h), Int32(quality),
-                                           exif == nil ? nil : app1.baseAddress, UInt32(app1.count), icc.baseAddress, UInt32(icc.count))
+                                           exif == nil ? nil : app1.baseAddress, UInt32(app1.count),
+                                           p3 == nil ? nil : icc.baseAddress, UInt32(icc.count))
             }
         }
         guard started == 0 else { throw encoder.error() }
@@ -65,8 +67,13 @@ enum JPEGCodec {
         let written = image.pixels.withUnsafeBytes { rgb -> Int32 in
             for y in stride(from: 0, to: h, by: band) {
                 let n = min(band, h - y)
-                p3.transform.apply(rgb.baseAddress! + y * w * 3, rows, pixelCount: n * w)
-                guard CImageShim_jpegEncodeRows(encoder.pointer, rows, Int32(n), w * 3) == 0 else { return -1 }
+                let source = rgb.baseAddress! + y * w * 3
+                if let p3 {
+                    p3.transform.apply(source, rows, pixelCount: n * w)
+                    guard CImageShim_jpegEncodeRows(encoder.pointer, rows, Int32(n), w * 3) == 0 else { return -1 }
+                } else {
+                    guard CImageShim_jpegEncodeRows(encoder.pointer, source.assumingMemoryBound(to: UInt8.self), Int32(n), w * 3) == 0 else { return -1 }
+                }
             }
             return CImageShim_jpegEncodeFinish(encoder.pointer)
         }
