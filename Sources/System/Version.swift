@@ -1,0 +1,1 @@
+public let loopixVersion = "0.9.0"
