@@ -81,11 +81,16 @@ let package = Package(
         .target(name: "Video", dependencies: ["System", "FilmCore", "CFFmpeg", "CLoopixAV", "CALSA"]),
         // The on-screen interface: overlay model, layout and renderer.
         .target(name: "Viewfinder", dependencies: ["FilmCore", "Canvas"]),
+        // libsystemd: sd_notify (READY, STATUS, WATCHDOG) for the service manager.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The daemon: state and its rules, controller, preview pipeline, camera supervisor,
         // capture, storage, settings, configuration, control server.
         .target(name: "Appliance", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
-                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO", "Video"]),
-        .executableTarget(name: "loopixd", dependencies: ["Appliance"]),
+                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO", "Video", "CSystemd"]),
+        // `loopix doctor`: checks the machine against the configuration (reads only).
+        .target(name: "Doctor", dependencies: ["Appliance", "BoardIO", "Camera", "Display", "ControlProtocol", "Controls",
+                                               "StrictJSON", "System"]),
+        .executableTarget(name: "loopixd", dependencies: ["Appliance", "Doctor"]),
 
         // The `loopix` command's logic (develop, presets, contact sheet, bench, ctl, license), testable as a library.
         // It talks to the daemon through ControlProtocol and links none of the device modules
@@ -96,12 +101,13 @@ let package = Package(
         // Test images and temporary directories shared by the display and viewfinder tests.
         .target(name: "TestFixtures", dependencies: ["FilmCore"], path: "Tests/TestFixtures"),
         .testTarget(name: "SystemTests", dependencies: ["System"]),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Appliance", "BoardIO", "Camera", "Display", "StrictJSON", "System"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore"]),
         .testTarget(name: "CanvasTests", dependencies: ["Canvas"]),
-        .testTarget(name: "ImageFilesTests", dependencies: ["ImageFiles"]),
+        .testTarget(name: "ImageFilesTests", dependencies: ["ImageFiles", "System"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "StrictJSON"]),
-        .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles", "ControlProtocol", "Appliance"]),
+        .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles", "ControlProtocol", "Appliance", "System"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls"]),
         .testTarget(name: "BoardIOTests", dependencies: ["BoardIO", "Controls"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera"]),

@@ -1,3 +1,4 @@
+import BoardIO
 import Controls
 import Foundation
 import StrictJSON
@@ -7,19 +8,26 @@ import StrictJSON
 ///
 /// ```json
 /// { "id": "pi4b", "name": "Raspberry Pi 4 Model B",
+///   "models": ["Raspberry Pi 4 Model B", "Raspberry Pi 400"],
 ///   "gpioChip": ["pinctrl-bcm2711", "gpiochip0"],
 ///   "pins": { "shutter-left": 5, "shutter-right": 6, "encoder-a": 17, … },
-///   "i2cBus": 1, "display": "dsi", "cameraPorts": ["cam0"] }
+///   "i2cBus": 1, "display": "dsi", "cameraPorts": ["cam0"],
+///   "configTxt": ["dtparam=i2c_arm=on", "dtoverlay=vc4-kms-v3d", "camera_auto_detect=1"] }
 /// ```
-/// `gpioChip` lists candidates (label first, then name), tried in order.
+/// `gpioChip` lists candidates (label first, then name), tried in order. `models` are the
+/// beginnings of the device-tree model strings (`/proc/device-tree/model`) that mean this
+/// board, for `"board": "auto"`. `configTxt` are the lines `/boot/firmware/config.txt` needs
+/// for the camera, the screen and I2C (what `loopix doctor` checks).
 public struct Board: Sendable, Equatable {
     public var id: String
     public var name: String
+    public var models: [String]
     public var gpioChips: [String]
     public var pins: [ControlPin: Int]
     public var i2cBus: Int
     public var display: String
     public var cameraPorts: [String]
+    public var configTxt: [String]
 
     /// BCM GPIO numbers of the Pi's SoCs.
     public static let bcmLines = 0...53
@@ -70,6 +78,7 @@ public struct Board: Sendable, Equatable {
         var r = JSONFields(root, fail: fail)
         let id = try r.string("id")
         let name = try r.string("name")
+        let models = try r.strings("models") ?? []
         var chips: [String] = []
         switch r.value("gpioChip") {
         case .string(let name)?: chips = [name]
@@ -95,17 +104,23 @@ public struct Board: Sendable, Equatable {
         }
         let bus = try r.integer("i2cBus", in: 0...255) ?? 1
         let display = try r.optionalString("display") ?? "hdmi"
-        var cameras: [String] = []
-        if let v = r.value("cameraPorts") {
-            guard case .array(let items) = v else { throw fail("cameraPorts", "must be a list of strings") }
-            for item in items {
-                guard case .string(let port) = item else { throw fail("cameraPorts", "must be a list of strings") }
-                cameras.append(port)
+        let cameras = try r.strings("cameraPorts") ?? []
+        let configTxt = try r.strings("configTxt") ?? []
+        _ = r.value("notes")
+        try r.rejectUnknown(allowed: "id, name, models, gpioChip, pins, i2cBus, display, cameraPorts, configTxt, notes")
+        return Board(id: id, name: name, models: models, gpioChips: chips, pins: pins, i2cBus: bus, display: display,
+                     cameraPorts: cameras, configTxt: configTxt)
+    }
+
+    /// The board whose `models` begin `model` (the longest such beginning wins), if any.
+    public static func matching(model: String, in boards: [Board]) -> Board? {
+        var best: (board: Board, length: Int)?
+        for board in boards {
+            for prefix in board.models where model.hasPrefix(prefix) && prefix.count > (best?.length ?? 0) {
+                best = (board, prefix.count)
             }
         }
-        _ = r.value("notes")
-        try r.rejectUnknown(allowed: "id, name, gpioChip, pins, i2cBus, display, cameraPorts, notes")
-        return Board(id: id, name: name, gpioChips: chips, pins: pins, i2cBus: bus, display: display, cameraPorts: cameras)
+        return best?.board
     }
 }
 
@@ -117,6 +132,25 @@ public struct GPIOPlan: Sendable, Equatable {
     public var debounceMs: Int
     public var transitionsPerDetent: Int
     public var acceleration: Bool
+}
+
+/// None of a plan's GPIO chips could be opened.
+public struct GPIOChipMissing: Error, Sendable, Equatable, CustomStringConvertible {
+    public var candidates: [String]
+    /// Why the first candidate failed.
+    public var reason: String
+    public var description: String { "no chip \(candidates.joined(separator: " or ")) (\(reason))" }
+}
+
+extension GPIOPlan {
+    /// The first of `chips` that opens.
+    public func findChip() -> Result<GPIOChipInfo, GPIOChipMissing> {
+        var problems: [String] = []
+        for chip in chips {
+            do { return .success(try GPIOChipInfo.find(chip)) } catch { problems.append("\(error)") }
+        }
+        return .failure(GPIOChipMissing(candidates: chips, reason: problems.first ?? "no chip named"))
+    }
 }
 
 extension Config {

@@ -14,7 +14,7 @@ public typealias ConfigError = FieldError
 /// The daemon's configuration: one JSON file, by default `/etc/loopix/loopix.json`.
 ///
 /// ```json
-/// { "board": "none", "presetsDirectory": "/etc/loopix/presets",
+/// { "board": "auto", "presetsDirectory": "/etc/loopix/presets",
 ///   "camera":   { "backend": "auto", "required": false, "simulatedStillWidth": 4056,
 ///                 "simulatedStillHeight": 3040, "photosDirectory": "/usr/share/loopix/samples" },
 ///   "display":  { "backend": "auto", "width": 800, "height": 480,
@@ -182,7 +182,11 @@ public struct Config: Sendable, Equatable {
         public init() {}
     }
 
-    public var board = "none"
+    /// A board id (`boards/<id>.json`), `auto` (found from the device-tree model by `load`) or
+    /// `none` (no GPIO buttons, no board I2C bus).
+    public var board = "auto"
+    /// What `auto` found; nil until `load` looked (and when `board` names one).
+    public var detectedBoard: DetectedBoard?
     /// Where board files (`<board>.json`) are installed.
     public var boardsDirectory = "/usr/share/loopix/boards"
     /// User presets (`*.json`, with their `.cube` files), read as `loopix develop` reads them;
@@ -204,6 +208,17 @@ public struct Config: Sendable, Equatable {
     public var source = "built-in defaults"
     /// Things worth a log line that are not errors (e.g. "no config file, using defaults").
     public var notes: [String] = []
+    /// Things worth a warning that are not errors (e.g. a board `auto` does not know).
+    public var warnings: [String] = []
+
+    /// The board in use: the configured one, what `auto` found, or nil (`none`, or unknown).
+    public var boardID: String? {
+        switch board {
+        case "none": return nil
+        case "auto": return detectedBoard?.id
+        default: return board
+        }
+    }
 
     public init() {}
 
@@ -214,19 +229,31 @@ public struct Config: Sendable, Equatable {
 
     /// Loads the configuration. `path` nil means `defaultPath`, where a missing file means the
     /// defaults (with a note saying so); a missing file at an explicit path is an error.
-    public static func load(path: String? = nil) throws(ConfigError) -> Config {
+    /// `"board": "auto"` is resolved here, from the device-tree model at `modelPath`.
+    public static func load(path: String? = nil, modelPath: String = DetectedBoard.modelPath) throws(ConfigError) -> Config {
         let file = path ?? defaultPath
-        let bytes: [UInt8]
+        var bytes: [UInt8]?
         do { bytes = try readFile(file) } catch {
-            if error == .noSuchFile && path == nil {
-                var config = Config()
-                config.notes.append("\(file) does not exist; using the built-in defaults")
-                return config
-            }
-            if error == .noSuchFile { throw ConfigError(source: file, field: "", message: "no such file") }
-            throw ConfigError(source: file, field: "", message: "cannot be read (\(error))")
+            guard error == .noSuchFile else { throw ConfigError(source: file, field: "", message: "cannot be read (\(error))") }
+            guard path == nil else { throw ConfigError(source: file, field: "", message: "no such file") }
         }
-        return try parse(bytes, source: file)
+        var config: Config
+        if let bytes {
+            config = try parse(bytes, source: file)
+        } else {
+            config = Config()
+            config.notes.append("\(file) does not exist; using the built-in defaults")
+        }
+        config.detectBoard(modelPath: modelPath)
+        return config
+    }
+
+    /// Resolves `"board": "auto"` from the model string in `modelPath`.
+    public mutating func detectBoard(modelPath: String = DetectedBoard.modelPath) {
+        guard board == "auto" else { return }
+        let found = DetectedBoard.detect(model: DetectedBoard.readModel(path: modelPath), boardsDirectory: boardsDirectory)
+        detectedBoard = found
+        if found.isUnknownBoard { warnings.append(found.message) } else { notes.append(found.message) }
     }
 
     /// A whole configuration-sized file (at most 1 MiB).
@@ -501,7 +528,7 @@ extension Config {
         var changed: [String] = []
         let ours = Mirror(reflecting: self), theirs = Mirror(reflecting: other)
         for (a, b) in zip(ours.children, theirs.children) {
-            guard let key = a.label, key != "source", key != "notes" else { continue }
+            guard let key = a.label, !["source", "notes", "warnings"].contains(key) else { continue }
             let fieldsA = Mirror(reflecting: a.value), fieldsB = Mirror(reflecting: b.value)
             if fieldsA.displayStyle == .struct, !fieldsA.children.isEmpty {
                 for (fa, fb) in zip(fieldsA.children, fieldsB.children) where "\(fa.value)" != "\(fb.value)" {
@@ -547,7 +574,7 @@ extension Config {
     /// What the recorder is asked for, with the defaults filled in for this board.
     public var videoSettings: VideoSettings {
         var v = VideoSettings()
-        let slow = Self.slowVideoBoards.contains(board)
+        let slow = boardID.map(Self.slowVideoBoards.contains) ?? false
         v.width = video.width ?? (slow ? 1280 : 1920)
         v.height = video.height ?? (slow ? 720 : 1080)
         v.framesPerSecond = video.framesPerSecond

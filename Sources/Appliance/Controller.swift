@@ -48,6 +48,9 @@ public final class Controller {
 
     /// How other threads reach the controller.
     public let handle: ControllerHandle
+    /// What systemd hears: ready, status, watchdog pings.
+    private let notifier: ServiceNotifier
+    private var nextStatusUpdate = Deadline(nanoseconds: 0)
     public private(set) var config: Config
     private let configPath: String?
     private var presets: [Preset]
@@ -102,9 +105,10 @@ public final class Controller {
     /// `presets`: the looks to offer; nil reads the built-ins and the user presets in
     /// `config.presetsDirectory`.
     public init(config: Config, configPath: String?, devices: Devices, presets: [Preset]? = nil,
-                handle: ControllerHandle = ControllerHandle()) {
+                handle: ControllerHandle = ControllerHandle(), notifier: ServiceNotifier = ServiceNotifier()) {
         let presets = presets ?? Self.loadPresets(config)
         self.handle = handle
+        self.notifier = notifier
         self.config = config
         self.configPath = configPath
         self.presets = presets
@@ -168,19 +172,13 @@ public final class Controller {
     }
 
     static func checkLicense(_ config: Config) -> Bool {
-        guard let key = config.license.publicKey else { return false }
-        guard let bytes = FileManager.default.contents(atPath: config.license.file) else {
-            Log.info("no license at \(config.license.file): Pro looks carry a watermark")
-            return false
+        let state = LicenseState.check(config)
+        switch state {
+        case .noKey: break
+        case .invalid: Log.warning("\(state)")
+        case .missing, .licensed: Log.info("\(state)")
         }
-        do {
-            let license = try License.verify([UInt8](bytes), publicKey: key)
-            Log.info("licensed to \(license.licensee)")
-            return license.has("pro")
-        } catch {
-            Log.warning("\(config.license.file): \(error); Pro looks carry a watermark")
-            return false
-        }
+        return state.allowsPro
     }
 
     // MARK: Lifecycle
@@ -199,7 +197,12 @@ public final class Controller {
 
     /// One turn of the loop: input, requests, motion, display probing, one preview frame.
     func runOnce() {
-        if handle.takeReload() { reload() }
+        notifier.loopAlive()
+        if handle.takeReload() {
+            notifier.reloading()
+            reload()
+            notifier.reloaded()
+        }
         answerRequests()
         for event in pipeline.display.pollEvents() { _ = perform(.input(event)) }
         for source in inputs {
@@ -214,10 +217,28 @@ public final class Controller {
             if found.resized { supervisor.resize(width: pipeline.gradeWidth, height: pipeline.gradeHeight) }
         }
         previewFrame()
+        updateServiceStatus()
+    }
+
+    /// The line `systemctl status` shows, at most once a second.
+    private func updateServiceStatus() {
+        guard nextStatusUpdate.hasPassed else { return }
+        nextStatusUpdate = .after(seconds: 1)
+        notifier.status(serviceStatus)
+    }
+
+    var serviceStatus: String {
+        if let trouble = supervisor.banner { return trouble }
+        if let free = storage.freeBytes(), free < storage.reserveBytes { return "Storage full" }
+        var parts = [currentPreset.name, supervisor.currentLens?.label ?? "no lens"]
+        if let recorder { parts.append("recording \((recorder.path as NSString).lastPathComponent) \(OverlayRenderer.timeText(Int(recordingElapsed)))") }
+        parts.append("\(savedPhotos) saved")
+        return parts.joined(separator: " · ")
     }
 
     /// Stops the camera and waits (at most `timeout` s) for queued photos to be saved.
     public func shutdown(timeout: Double = 30) {
+        notifier.stopping()
         if state.recording { perform(.record(.stop)) }
         supervisor.stop()
         let pending = captures.pending
@@ -288,14 +309,17 @@ public final class Controller {
     private func previewFrame() {
         switch pipeline.withCameraFrame({ supervisor.nextFrame(into: &$0) }) {
         case .frame:
+            defer { notifier.ready() }  // the first frame is on the screen (or headless: the camera delivers)
             let clip = recorder?.takeBuffer()
             pipeline.render(intensity: state.intensity, grainRate: analyzer.grainRate, overlay: overlayModel(), into: clip)
             if let clip, let recorder { recorder.submit(clip, timestampNs: clipTimestamp(supervisor.lastMetadata.timestampNs)) }
         case .waiting:
             break
         case .down:
-            // Keep the screen and the socket alive; the supervisor retries now and then.
+            // Keep the screen and the socket alive; the supervisor retries now and then. A
+            // missing camera is a state the daemon serves in, not a failed start.
             pipeline.renderWithoutCamera(overlay: overlayModel())
+            notifier.ready()
             usleep(33_000)
         }
     }
@@ -705,7 +729,8 @@ public final class Controller {
         var s: [String: JSONValue] = [
             "preset": .string(state.presetID), "presetName": .string(currentPreset.name), "tier": .string(currentPreset.tier.rawValue),
             "intensity": .int(Int((state.intensity * 100).rounded())), "ev": .number(state.ev), "lens": .int(state.lensIndex),
-            "lenses": .array(supervisor.lenses.map { .string($0.label) }), "mode": .string(state.mode.rawValue),
+            "lenses": .array(supervisor.lenses.map { .string($0.label) }), "sensors": .array(supervisor.lenses.map { .string($0.sensorModel) }),
+            "mode": .string(state.mode.rawValue),
             "grid": .bool(state.grid), "handedness": .string(state.handedness.rawValue), "aeLocked": .bool(state.aeLocked),
             "afLocked": .bool(state.afLocked), "queue": .int(captures.pending), "saved": .int(savedPhotos), "licensed": .bool(licensed),
             "onboardingDone": .bool(state.onboardingDone), "camera": .string(supervisor.statusText),

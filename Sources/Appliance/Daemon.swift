@@ -14,6 +14,8 @@ import System
 public enum Daemon {
     public static let help = """
     Usage: loopixd [--config PATH] [--simulate] [--headless] [--check-config]
+           loopixd --doctor [--json] [--config PATH]
+           loopixd --version
 
     The Loopix camera daemon: live film preview, buttons, photos.
 
@@ -21,6 +23,9 @@ public enum Daemon {
       --simulate      use the simulated camera (also chosen, with a log line, when no camera is found)
       --headless      no window or screen, whatever the configuration says
       --check-config  validate the configuration and exit (0: valid)
+      --doctor        check this machine's camera, screen, GPIO, IMU, storage and service, one
+                      line per finding with what to do (also `loopix doctor`); --json for scripts
+      --version       print the version and exit
 
     Signals: SIGTERM/SIGINT stop after the queued photos are saved; SIGHUP reloads the configuration.
     """
@@ -42,6 +47,9 @@ public enum Daemon {
             case "--help", "-h":
                 print(help)
                 return 0
+            case "--version":
+                print("loopixd \(loopixVersion)")
+                return 0
             default:
                 return usage("unknown argument \(arguments[i])")
             }
@@ -54,6 +62,7 @@ public enum Daemon {
             Log.error("\(error)")
             return 2
         }
+        for warning in config.warnings { Log.warning(warning) }
         if checkOnly {
             let problems = config.environmentProblems()
             for problem in problems { Log.error(problem) }
@@ -176,9 +185,9 @@ public enum Daemon {
     static func makeHardwareInputs(_ config: Config) -> ([InputSource], MotionSensor) {
         var inputs: [InputSource] = []
         var board: Board?
-        if config.board != "none" {
+        if let id = config.boardID {
             do {
-                let b = try Board.load(id: config.board, directory: config.boardsDirectory)
+                let b = try Board.load(id: id, directory: config.boardsDirectory)
                 board = b
                 inputs += makeButtons(config, board: b)
             } catch {
@@ -200,14 +209,11 @@ public enum Daemon {
 
     static func makeButtons(_ config: Config, board: Board) -> [InputSource] {
         do {
-            let plan0 = try config.gpioPlan(board: board)
-            var found: GPIOChipInfo?
-            var problems: [String] = []
-            for chip in plan0.chips {
-                do { found = try GPIOChipInfo.find(chip); break } catch { problems.append("\(error)") }
-            }
-            guard let chip = found else {
-                Log.warning("GPIO: no chip \(plan0.chips.joined(separator: " or ")) (\(problems.first ?? "")); no GPIO buttons")
+            let chip: GPIOChipInfo
+            switch try config.gpioPlan(board: board).findChip() {
+            case .success(let found): chip = found
+            case .failure(let missing):
+                Log.warning("GPIO: \(missing); no GPIO buttons")
                 return []
             }
             let plan = try config.gpioPlan(board: board, lineCount: chip.lineCount)

@@ -22,6 +22,12 @@ public struct GPIOChipInfo: Sendable, Equatable {
     public var label: String
     public var lineCount: Int
 
+    public init(path: String, label: String, lineCount: Int) {
+        self.path = path
+        self.label = label
+        self.lineCount = lineCount
+    }
+
     /// Looks up a chip by path (/dev/gpiochip0), name (gpiochip4) or label (pinctrl-rp1).
     /// Wraps `CGPIOShim_chip_info` (libgpiod `gpiod_chip_open` + label scan).
     public static func find(_ descriptor: String) throws(GPIOError) -> GPIOChipInfo {
@@ -41,8 +47,36 @@ public struct GPIOChipInfo: Sendable, Equatable {
         return (text(path), Int(offset))
     }
 
+    /// Who holds line `offset` of this chip, as the kernel says, without requesting it.
+    /// Wraps `CGPIOShim_line_info`.
+    public func line(_ offset: Int) throws(GPIOError) -> GPIOLineInfo {
+        guard offset >= 0, offset < lineCount else { throw GPIOError(errno: ERANGE, what: "reading line \(offset) of \(path)") }
+        var used: Int32 = 0
+        var consumer = [CChar](repeating: 0, count: 64), name = [CChar](repeating: 0, count: 64)
+        let r = CGPIOShim_line_info(path, UInt32(offset), &used, &consumer, consumer.count, &name, name.count)
+        guard r == 0 else { throw GPIOError(errno: -r, what: "reading line \(offset) of \(path)") }
+        return GPIOLineInfo(offset: offset, name: text(name), used: used != 0, consumer: text(consumer))
+    }
+
     /// 1 or 2: the libgpiod major version this build uses.
     public static var libgpiodVersion: Int { Int(CGPIOShim_api_version()) }
+}
+
+/// One line of a chip as the kernel sees it.
+public struct GPIOLineInfo: Sendable, Equatable {
+    public var offset: Int
+    /// The line's name ("" when unnamed): GPIO17 on a Pi, what gpio-sim was told.
+    public var name: String
+    /// Requested by a process or claimed by a kernel driver.
+    public var used: Bool
+    /// Who holds it ("" when unnamed or free): a program's consumer string, a driver's name.
+    public var consumer: String
+    public init(offset: Int, name: String, used: Bool, consumer: String) {
+        self.offset = offset
+        self.name = name
+        self.used = used
+        self.consumer = consumer
+    }
 }
 
 /// One edge on a requested line.

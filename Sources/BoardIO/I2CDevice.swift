@@ -50,9 +50,12 @@ public final class I2CDevice: SMBusDevice, @unchecked Sendable {  // the fd neve
 /// Finds an IMU: the first known chip answering WHO_AM_I on `bus` at `address` (nil: 0x68,
 /// 0x69, 0x6A, 0x6B — the MPU and LSM6 addresses).
 public enum IMUProbe {
+    /// Where the supported chips answer (MPU: 0x68/0x69, LSM6: 0x6A/0x6B).
+    public static let addresses = [0x68, 0x69, 0x6A, 0x6B]
+
     public static func open(bus: Int, address: Int? = nil, rate: Double = 100) throws(MotionSensorError) -> IMUSensor {
         var problems: [String] = []
-        for a in address.map({ [$0] }) ?? [0x68, 0x69, 0x6A, 0x6B] {
+        for a in address.map({ [$0] }) ?? addresses {
             do {
                 let device = try I2CDevice(bus: bus, address: a)
                 return try IMUSensor(device: device, rate: rate)

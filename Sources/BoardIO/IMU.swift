@@ -28,19 +28,23 @@ public protocol SMBusDevice: AnyObject {
 public enum IMUChip: String, Sendable, CaseIterable {
     case mpu6050 = "MPU-6050", mpu6500 = "MPU-6500", lsm6ds3 = "LSM6DS3", lsm6dso = "LSM6DSO"
 
+    /// The WHO_AM_I register and the value this chip answers there.
+    public var whoAmI: (register: UInt8, value: UInt8) {
+        switch self {
+        case .mpu6050: return (0x75, 0x68)
+        case .mpu6500: return (0x75, 0x70)
+        case .lsm6ds3: return (0x0F, 0x69)
+        case .lsm6dso: return (0x0F, 0x6C)
+        }
+    }
+
     /// Which chip answers at `device`: WHO_AM_I at 0x75 (InvenSense: 0x68 MPU-6050, 0x70
     /// MPU-6500) or at 0x0F (ST: 0x69 LSM6DS3, 0x6C LSM6DSO). nil: none of them.
     public static func identify(_ device: SMBusDevice) throws(SMBusError) -> IMUChip? {
-        switch try device.readByte(0x75) {
-        case 0x68: return .mpu6050
-        case 0x70: return .mpu6500
-        default: break
-        }
-        switch try device.readByte(0x0F) {
-        case 0x69: return .lsm6ds3
-        case 0x6C: return .lsm6dso
-        default: return nil
-        }
+        let invensense = try device.readByte(0x75)
+        if let chip = allCases.first(where: { $0.whoAmI == (0x75, invensense) }) { return chip }
+        let st = try device.readByte(0x0F)
+        return allCases.first { $0.whoAmI == (0x0F, st) }
     }
 }
 

@@ -145,6 +145,40 @@ int CGPIOShim_find_line(const char *name, char *path_out, size_t path_len, unsig
     return found;
 }
 
+int CGPIOShim_line_info(const char *descr, unsigned int offset, int *used, char *consumer, size_t consumer_len,
+                        char *name, size_t name_len) {
+    struct gpiod_chip *chip = open_chip(descr, NULL, 0);
+    if (!chip) return neg_errno();
+    if (offset >= chip_num_lines(chip)) {
+        close_chip(chip);
+        return -ERANGE;
+    }
+    int r = 0;
+#if CGPIOSHIM_V1
+    struct gpiod_line *line = gpiod_chip_get_line(chip, offset);  // owned by the chip
+    if (!line || gpiod_line_update(line) < 0) {
+        r = neg_errno();
+    } else {
+        if (used) *used = gpiod_line_is_used(line) ? 1 : 0;
+        copy_str(consumer, consumer_len, gpiod_line_consumer(line) ? gpiod_line_consumer(line) : "");
+        copy_str(name, name_len, gpiod_line_name(line) ? gpiod_line_name(line) : "");
+    }
+#else
+    struct gpiod_line_info *info = gpiod_chip_get_line_info(chip, offset);
+    if (!info) {
+        r = neg_errno();
+    } else {
+        if (used) *used = gpiod_line_info_is_used(info) ? 1 : 0;
+        const char *c = gpiod_line_info_get_consumer(info), *n = gpiod_line_info_get_name(info);
+        copy_str(consumer, consumer_len, c ? c : "");
+        copy_str(name, name_len, n ? n : "");
+        gpiod_line_info_free(info);
+    }
+#endif
+    close_chip(chip);
+    return r;
+}
+
 // MARK: requests
 
 #if CGPIOSHIM_V1

@@ -5,6 +5,7 @@ import Musl
 #endif
 import CExif
 import Foundation
+import System
 
 /// Parses raw EXIF into tag names and value strings with libexif.
 ///
@@ -244,7 +245,7 @@ enum ExifWriter {
             try short(EXIF_IFD_0, EXIF_TAG_ORIENTATION, UInt16(v))
         }
         if let v = m.presetName { try ascii(EXIF_IFD_0, EXIF_TAG_IMAGE_DESCRIPTION, v) }
-        try ascii(EXIF_IFD_0, EXIF_TAG_SOFTWARE, m.presetName.map { "Loopix (\($0))" } ?? "Loopix")
+        try ascii(EXIF_IFD_0, EXIF_TAG_SOFTWARE, m.presetName.map { "Loopix \(loopixVersion) (\($0))" } ?? "Loopix \(loopixVersion)")
         try add(EXIF_IFD_EXIF, EXIF_TAG_EXIF_VERSION, EXIF_FORMAT_UNDEFINED, components: 4, Array("0232".utf8))
         try short(EXIF_IFD_EXIF, EXIF_TAG_COLOR_SPACE, colorSpace)
         try long(EXIF_IFD_EXIF, EXIF_TAG_PIXEL_X_DIMENSION, UInt32(clamping: width))

@@ -29,7 +29,7 @@ public enum ImageFormat: String, Sendable, CaseIterable {
 /// What a photo's EXIF says. Every field is optional; nil fields are not written.
 ///
 /// `presetName` is written twice: as `ImageDescription` (the bare name) and in `Software` as
-/// `"Loopix (<preset>)"`. Without a preset, `Software` is `"Loopix"`.
+/// `"Loopix <version> (<preset>)"`. Without a preset, `Software` is `"Loopix <version>"`.
 /// `date` is written as `DateTimeOriginal`, `DateTimeDigitized` and `DateTime` in the
 /// process's local time zone, format `"YYYY:MM:DD HH:MM:SS"` — as `DateTime` alone when
 /// `sourceExif` brings a `DateTimeOriginal`.

@@ -1,4 +1,5 @@
 import Foundation
+import System
 
 /// The `loopix` command: subcommands, help, and one-line errors with an exit status.
 public enum LoopixCommand {
@@ -14,8 +15,9 @@ public enum LoopixCommand {
       bench          measure the engine against ffmpeg, heif-enc and memcpy
       ctl            send a command to the running loopixd (status, capture, preset…)
       license        make keys, issue and verify Loopix Pro licenses
+      doctor         check this machine's camera, screen, buttons, sensor, storage and service
 
-    `loopix COMMAND --help` tells more.
+    `loopix COMMAND --help` tells more; `loopix --version` prints the version.
     """
 
     /// Runs `arguments` (without the program name) and returns the exit status.
@@ -30,6 +32,8 @@ public enum LoopixCommand {
             switch command {
             case "--help", "-h", "help":
                 print(help)
+            case "--version":
+                print("loopix \(loopixVersion)")
             case "develop":
                 if wantsHelp { print(DevelopCommand.help); return 0 }
                 return try DevelopCommand.run(DevelopCommand.parse(rest)) == 0 ? 0 : 1
@@ -48,6 +52,9 @@ public enum LoopixCommand {
             case "license":
                 if wantsHelp { print(LicenseCommand.help); return 0 }
                 try LicenseCommand.run(rest)
+            case "doctor":
+                if wantsHelp { print(DoctorCommand.help); return 0 }
+                try DoctorCommand.run(rest)
             default:
                 throw ToolError.usage("unknown command \"\(command)\" (try loopix --help)")
             }

@@ -63,6 +63,18 @@ public struct JSONFields<Failure: Error> {
         return s
     }
 
+    /// A list of non-empty strings; nil when absent.
+    public mutating func strings(_ key: String) throws(Failure) -> [String]? {
+        guard let v = value(key) else { return nil }
+        guard case .array(let items) = v else { throw fail(path(key), "must be a list of strings, not \(v.kind)") }
+        var out: [String] = []
+        for item in items {
+            guard case .string(let text) = item, !text.isEmpty else { throw fail(path(key), "must be a list of non-empty strings") }
+            out.append(text)
+        }
+        return out
+    }
+
     public mutating func bool(_ key: String) throws(Failure) -> Bool? {
         guard let v = value(key) else { return nil }
         guard case .bool(let b) = v else { throw fail(path(key), "must be true or false, not \(v.kind)") }

@@ -69,7 +69,7 @@ public struct OverlayRenderer: Sendable {
     }
 
     /// "mm:ss", or "h:mm:ss" from an hour on.
-    static func timeText(_ seconds: Int) -> String {
+    public static func timeText(_ seconds: Int) -> String {
         let s = max(0, seconds)
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         if s >= 3600 { return "\(s / 3600):\(two(s / 60 % 60)):\(two(s % 60))" }

@@ -74,4 +74,81 @@ final class BoardTests: XCTestCase {
             XCTAssertEqual("\(e)", "x.json: pins.lens: line 4 is also used by mode (pins.mode)")
         }
     }
+
+    /// The model strings Raspberry Pi firmware puts in the device tree, and what `auto` makes
+    /// of them.
+    func testAutoFindsTheBoardFromTheDeviceTreeModel() throws {
+        let boards = try Board.loadAll(directory: boardsDirectory)
+        let expected: [(String, String?)] = [
+            ("Raspberry Pi 5 Model B Rev 1.0", "pi5"),
+            ("Raspberry Pi 500 Rev 1.0", "pi5"),
+            ("Raspberry Pi 4 Model B Rev 1.5", "pi4b"),
+            ("Raspberry Pi 400 Rev 1.0", "pi4b"),
+            ("Raspberry Pi 3 Model B Plus Rev 1.3", "pi3bplus"),
+            ("Raspberry Pi 3 Model B Rev 1.2", "pi3bplus"),
+            ("Raspberry Pi Zero 2 W Rev 1.0", "pi-zero-2w"),
+            ("Raspberry Pi Compute Module 4 Rev 1.1", "cm4"),
+            ("Raspberry Pi Compute Module 4S Rev 1.0", nil),  // SODIMM: no 40-pin header of its own
+            ("Raspberry Pi Compute Module 5 Rev 1.0", "cm5"),
+            ("Raspberry Pi Compute Module 5 Lite Rev 1.0", "cm5"),
+            ("Raspberry Pi Model B Rev 2", nil),
+            ("Raspberry Pi Zero W Rev 1.1", nil),
+            ("Radxa ROCK 5B", nil),
+        ]
+        for (model, id) in expected {
+            XCTAssertEqual(Board.matching(model: model, in: boards)?.id, id, model)
+        }
+        for board in boards {
+            XCTAssertFalse(board.models.isEmpty, "\(board.id) has no model strings")
+            XCTAssertTrue(board.configTxt.contains("dtparam=i2c_arm=on"), board.id)
+        }
+    }
+
+    /// `Config.load` resolves `auto` from the model file (NUL-terminated, as in the device
+    /// tree): a known board, an unknown one (a warning, no board), none (a PC: a note).
+    func testLoadResolvesAutoAndNeverFailsOnAnUnknownBoard() throws {
+        let dir = try makeTempDirectory(self)
+        let config = "\(dir)/loopix.json", model = "\(dir)/model"
+        try Data(#"{"boardsDirectory": "\#(boardsDirectory)"}"#.utf8).write(to: URL(fileURLWithPath: config))
+
+        try Data("Raspberry Pi Zero 2 W Rev 1.0\0".utf8).write(to: URL(fileURLWithPath: model))
+        let zero = try Config.load(path: config, modelPath: model)
+        XCTAssertEqual(zero.board, "auto")
+        XCTAssertEqual(zero.boardID, "pi-zero-2w")
+        XCTAssertEqual(zero.notes, ["board: auto: Raspberry Pi Zero 2 W Rev 1.0 → pi-zero-2w"])
+        XCTAssertEqual([zero.videoSettings.width, zero.videoSettings.height], [1280, 720], "the detected board's video default")
+
+        try Data("Banana Pi M5\0".utf8).write(to: URL(fileURLWithPath: model))
+        let banana = try Config.load(path: config, modelPath: model)
+        XCTAssertNil(banana.boardID)
+        XCTAssertEqual(banana.detectedBoard?.model, "Banana Pi M5")
+        XCTAssertEqual(banana.warnings.count, 1)
+        XCTAssertTrue(banana.warnings[0].hasPrefix("board: auto: \"Banana Pi M5\" is not a board Loopix knows (cm4, cm5, pi-zero-2w, pi3bplus, pi4b, pi5); no GPIO buttons"),
+                      banana.warnings[0])
+        XCTAssertTrue(banana.environmentProblems().isEmpty, "an unknown board is not a configuration problem")
+
+        let pc = try Config.load(path: config, modelPath: "\(dir)/absent")
+        XCTAssertNil(pc.boardID)
+        XCTAssertTrue(pc.warnings.isEmpty)
+        XCTAssertTrue(pc.notes[0].contains("no device-tree model"), pc.notes[0])
+
+        // A board named in the file is used as it is; `none` is none.
+        try Data(#"{"board": "pi4b"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let named = try Config.load(path: config, modelPath: model)
+        XCTAssertEqual(named.boardID, "pi4b")
+        XCTAssertNil(named.detectedBoard)
+        try Data(#"{"board": "none"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        XCTAssertNil(try Config.load(path: config, modelPath: model).boardID)
+    }
+
+    func testModelsAndConfigTxtMustBeListsOfStrings() {
+        let json = #"{"id":"x","name":"X","gpioChip":"gpiochip0","pins":{},"models":"Raspberry Pi"}"#
+        XCTAssertThrowsError(try Board.parse(Data(json.utf8), source: "x.json")) { e in
+            XCTAssertEqual("\(e)", "x.json: models: must be a list of strings, not a string")
+        }
+        let empty = #"{"id":"x","name":"X","gpioChip":"gpiochip0","pins":{},"configTxt":[""]}"#
+        XCTAssertThrowsError(try Board.parse(Data(empty.utf8), source: "x.json")) { e in
+            XCTAssertEqual("\(e)", "x.json: configTxt: must be a list of non-empty strings")
+        }
+    }
 }

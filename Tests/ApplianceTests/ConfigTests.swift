@@ -15,7 +15,7 @@ final class ConfigTests: XCTestCase {
 
     func testDefaults() throws {
         let c = Config.defaults
-        XCTAssertEqual(c.board, "none")
+        XCTAssertEqual(c.board, "auto")
         XCTAssertEqual(c.camera.backend, .auto)
         XCTAssertFalse(c.camera.required)
         XCTAssertEqual(c.camera.simulatedStillWidth, 4056)
@@ -124,8 +124,8 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.source, "\(dir)/c.json")
         if !FileManager.default.fileExists(atPath: Config.defaultPath) {
             let d = try Config.load()
-            XCTAssertEqual(d.board, "none")
-            XCTAssertEqual(d.notes, ["/etc/loopix/loopix.json does not exist; using the built-in defaults"])
+            XCTAssertEqual(d.board, "auto")
+            XCTAssertEqual(d.notes.first, "/etc/loopix/loopix.json does not exist; using the built-in defaults")
         }
     }
 

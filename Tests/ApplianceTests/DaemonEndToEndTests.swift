@@ -203,7 +203,7 @@ final class DaemonEndToEndTests: XCTestCase {
             throw XCTSkip("cannot mount a small tmpfs here (\(String(cString: strerror(errno))))")
         }
         defer { umount2(d.photos, Int32(MNT_DETACH)) }
-        FileManager.default.createFile(atPath: d.photos + "/filler", contents: Data(count: 1024 * 1024 - 4096))
+        _ = FileManager.default.createFile(atPath: d.photos + "/filler", contents: Data(count: 1024 * 1024 - 4096))
         // Reserve 1 MB: the shutter is refused before anything is written.
         var config = try String(contentsOfFile: d.configPath, encoding: .utf8)
         config = config.replacingOccurrences(of: #""reserveMB": 0"#, with: #""reserveMB": 1"#)

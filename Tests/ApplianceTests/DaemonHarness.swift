@@ -39,10 +39,14 @@ final class DaemonHarness {
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
-    func start() throws {
+    /// `environment` is added to the test's own (e.g. `NOTIFY_SOCKET`).
+    func start(environment: [String: String] = [:]) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.executable)
         p.arguments = ["--config", configPath]
+        if !environment.isEmpty {
+            p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()

@@ -149,7 +149,7 @@ final class DaemonRobustnessTests: XCTestCase {
         let folder = d.photos + "/DCIM/100LOOPX"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let leftover = folder + "/.LPX_0015.HEIC.3k2j1h.tmp"
-        FileManager.default.createFile(atPath: leftover, contents: Data(count: 700_000))
+        _ = FileManager.default.createFile(atPath: leftover, contents: Data(count: 700_000))
         try d.start()
         defer { d.stop() }
         XCTAssertFalse(FileManager.default.fileExists(atPath: leftover), "the leftover temporary file is removed at start")

@@ -88,7 +88,7 @@ final class PhotoStorageTests: XCTestCase {
         let storage = PhotoStorage(directory: dir + "/photos", stateDirectory: dir + "/state", reserveBytes: 0)
         let first = try storage.reserve(bytes: 0)
         XCTAssertEqual(first, dir + "/photos/DCIM/100LOOPX/LPX_0001.HEIC")
-        FileManager.default.createFile(atPath: first, contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: first, contents: Data([1]))
         let second = try storage.reserve(bytes: 0)
         XCTAssertEqual(second, dir + "/photos/DCIM/100LOOPX/LPX_0002.HEIC")
         // Delete everything: a new start still goes on from 3 (the counter in the state directory).
@@ -96,7 +96,7 @@ final class PhotoStorageTests: XCTestCase {
         let restarted = PhotoStorage(directory: dir + "/photos", stateDirectory: dir + "/state", reserveBytes: 0)
         XCTAssertEqual(try restarted.reserve(bytes: 0), dir + "/photos/DCIM/100LOOPX/LPX_0003.HEIC")
         // Lose the counter but keep files: the highest file wins.
-        FileManager.default.createFile(atPath: dir + "/photos/DCIM/100LOOPX/LPX_0041.HEIC", contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: dir + "/photos/DCIM/100LOOPX/LPX_0041.HEIC", contents: Data([1]))
         try FileManager.default.removeItem(atPath: dir + "/state/counter")
         let rescanned = PhotoStorage(directory: dir + "/photos", stateDirectory: dir + "/state", reserveBytes: 0)
         XCTAssertEqual(try rescanned.reserve(bytes: 0), dir + "/photos/DCIM/100LOOPX/LPX_0042.HEIC")

@@ -1,5 +1,6 @@
 import FilmCore
 import Foundation
+import System
 import XCTest
 @testable import ImageFiles
 
@@ -24,7 +25,7 @@ final class CodecTests: XCTestCase {
         XCTAssertEqual(tags["Make"], "Raspberry Pi")
         XCTAssertEqual(tags["ISOSpeedRatings"], "400")
         XCTAssertEqual(tags["ColorSpace"], "1")
-        XCTAssertEqual(tags["Software"], "Loopix (Portra 400)")
+        XCTAssertEqual(tags["Software"], "Loopix \(loopixVersion) (Portra 400)")
     }
 
     /// A JPEG's EXIF orientation is applied while decoding: the picture comes out as viewers

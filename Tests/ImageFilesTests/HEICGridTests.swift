@@ -1,5 +1,6 @@
 import FilmCore
 import Foundation
+import System
 import XCTest
 @testable import ImageFiles
 
@@ -20,7 +21,7 @@ final class HEICGridTests: XCTestCase {
         XCTAssertEqual(info.iccProfile.flatMap(ICCProfile.description), "Display P3")
         let tags = try ExifReader.tags(try XCTUnwrap(info.exif))
         XCTAssertEqual(tags["Make"], "Raspberry Pi")
-        XCTAssertEqual(tags["Software"], "Loopix (Portra 400)")
+        XCTAssertEqual(tags["Software"], "Loopix \(loopixVersion) (Portra 400)")
         XCTAssertEqual(tags["PixelXDimension"], "701")
         let decoded = try ImageReader.read(path: path)
         XCTAssertEqual(decoded.width, 701)

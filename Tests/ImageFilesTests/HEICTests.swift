@@ -1,5 +1,6 @@
 import FilmCore
 import Foundation
+import System
 import XCTest
 @testable import ImageFiles
 
@@ -34,7 +35,7 @@ final class HEICTests: XCTestCase {
         XCTAssertEqual(tags["Orientation"], "1")
         XCTAssertEqual(tags["DateTimeOriginal"], ExifWriter.exifDateString(sampleMetadata.date!))
         XCTAssertEqual(tags["ImageDescription"], "Portra 400")
-        XCTAssertEqual(tags["Software"], "Loopix (Portra 400)")
+        XCTAssertEqual(tags["Software"], "Loopix \(loopixVersion) (Portra 400)")
         XCTAssertEqual(tags["ColorSpace"], "65535")
 
         // Through P3, YCbCr 4:2:0 and HEVC and back: a smooth image stays within 3 levels on average.

@@ -1,4 +1,5 @@
 import Foundation
+import System
 import XCTest
 import Canvas
 import FilmCore
@@ -127,7 +128,7 @@ final class DevelopTests: XCTestCase {
             XCTAssertEqual(read["ImageWidth"] as? Int, 96, output)
         }
         XCTAssertEqual(try Fixtures.exifTags(dir + "/out/jpeg.heic")["ImageDescription"] as? String, BuiltinPresets.portra.name)
-        XCTAssertEqual(try Fixtures.exifTags(dir + "/again.heic")["Software"] as? String, "Loopix (\(BuiltinPresets.mono.name))")
+        XCTAssertEqual(try Fixtures.exifTags(dir + "/again.heic")["Software"] as? String, "Loopix \(loopixVersion) (\(BuiltinPresets.mono.name))")
         let bare = try Fixtures.exifTags(dir + "/out/none.heic")
         XCTAssertNil(bare["Make"])
         XCTAssertNil(bare["GPSLatitude"])

@@ -263,7 +263,7 @@ final class ClipWriterTests: XCTestCase {
     func testAnExistingFileOrAMissingEncoderIsAClearError() throws {
         let dir = try directory()
         let existing = dir + "/taken.MP4"
-        FileManager.default.createFile(atPath: existing, contents: Data("keep".utf8))
+        _ = FileManager.default.createFile(atPath: existing, contents: Data("keep".utf8))
         XCTAssertThrowsError(try ClipWriter(path: existing, settings: settings(), metadata: metadata, encoderName: "libx264")) { error in
             XCTAssertEqual("\(error)", "\(existing): cannot create the clip: File exists (errno 17)")
         }

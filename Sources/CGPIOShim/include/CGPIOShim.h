@@ -46,6 +46,12 @@ int CGPIOShim_chip_info(const char *descr, char *path, size_t path_len, char *la
 /// 0 or -errno (ENOENT: no line has that name).
 int CGPIOShim_find_line(const char *name, char *path, size_t path_len, unsigned int *offset);
 
+/// What the kernel says about line `offset` of chip `descr`, without requesting it: whether
+/// it is in use (by any process, or a kernel driver) and by which consumer ("" when unnamed),
+/// and the line's name ("" when none). Buffers may be NULL. 0 or -errno (ERANGE: no such line).
+int CGPIOShim_line_info(const char *descr, unsigned int offset, int *used, char *consumer, size_t consumer_len,
+                        char *name, size_t name_len);
+
 /// Requests `n` lines (at most CGPIOShim_MAX_LINES) of chip `descr` as inputs with pull-up
 /// bias and edge events both ways. `debounce_us` (NULL: none) gives each line a kernel
 /// debounce period where libgpiod 2.x can set one. On success stores the request in *out and
