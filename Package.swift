@@ -85,8 +85,11 @@ let package = Package(
         .target(name: "CLoopixHTTP", dependencies: ["CMicroHTTPD"]),
         .target(name: "WebGallery", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
                                                    "Video", "CLoopixHTTP"]),
+        // QR codes (libqrencode): the gallery's address on the booth's review screen.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .target(name: "QRCode", dependencies: ["CQREncode"]),
         // The on-screen interface: overlay model, layout and renderer.
-        .target(name: "Viewfinder", dependencies: ["FilmCore", "Canvas"]),
+        .target(name: "Viewfinder", dependencies: ["FilmCore", "Canvas", "QRCode"]),
         // libsystemd: sd_notify (READY, STATUS, WATCHDOG) for the service manager.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The daemon: state and its rules, controller, preview pipeline, camera supervisor,

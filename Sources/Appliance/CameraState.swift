@@ -18,6 +18,8 @@ public struct CameraState: Sendable, Equatable {
     public var mode: Mode = .photo
     /// A clip is being recorded (it goes on if the mode is switched to photo meanwhile).
     public var recording = false
+    /// Photobooth mode: every button (and a touch) is the big button that starts a countdown.
+    public var booth = false
     public var aeLocked = false
     public var afLocked = false
     public var focusPoint: SIMD2<Double>? = nil

@@ -45,6 +45,9 @@ public struct CaptureJob: Sendable {
     public var format = PhotoFormat.heic
     /// Bytes promised for it by `PhotoStorage.reserve`, given back when it is saved or lost.
     public var promisedBytes: Int64 = 0
+    /// Keep a small copy of the developed photo (at most `BoothCollage.shotWidth` ×
+    /// `shotHeight`) for the photobooth's review screen and collage.
+    public var keepCopy = false
 
     public var metadata: FrameMetadata { still.metadata }
 
@@ -68,8 +71,15 @@ public struct CaptureJob: Sendable {
 /// running. Bounded: `submit` refuses a job when `capacity` are already waiting or in work
 /// (the caller tells the user; nothing is dropped silently).
 public final class CaptureQueue: Sendable {
-    /// How a job ended: the bytes written (the photo, and its original if kept), or the error.
-    public typealias Completion = @Sendable (CaptureJob, Result<Int64, Error>) -> Void
+    /// What developing a job gave: the bytes written (the photo, and its original if kept) and
+    /// the small copy when the job asked for one.
+    public struct Developed: Sendable {
+        public var bytes: Int64
+        public var copy: RGBImage?
+    }
+
+    /// How a job ended: what it gave, or the error.
+    public typealias Completion = @Sendable (CaptureJob, Result<Developed, Error>) -> Void
 
     /// How photos are encoded: HEIC options and JPEG quality.
     public struct Encoding: Sendable {
@@ -146,7 +156,7 @@ public final class CaptureQueue: Sendable {
         let threads = self.threads, settings = self.settings, onDone = self.onDone, group = self.group, background = self.background
         queue.async {
             // The job runs on a low-priority thread; this queue's thread waits for it.
-            let outcome = Locked<Result<Int64, Error>>(.failure(CancellationError()))
+            let outcome = Locked<Result<Developed, Error>>(.failure(CancellationError()))
             background.runInBackground {
                 let r = Result { try Self.develop(job, encoding: encoding, threads: threads, parallel: background) }
                 outcome.withLock { $0 = r }
@@ -166,7 +176,7 @@ public final class CaptureQueue: Sendable {
 
     /// Develops at full resolution with the look and writes the photo's files atomically
     /// (HEIC, JPEG or both, numbered alike); returns the bytes written.
-    static func develop(_ job: CaptureJob, encoding: Encoding, threads: Int, parallel: any ParallelWork = DispatchParallelWork()) throws -> Int64 {
+    static func develop(_ job: CaptureJob, encoding: Encoding, threads: Int, parallel: any ParallelWork = DispatchParallelWork()) throws -> Developed {
         var written: Int64 = 0
         var image = try job.still.image()
         if job.keepOriginal {
@@ -189,7 +199,8 @@ public final class CaptureQueue: Sendable {
                                   jpegQuality: encoding.jpegQuality, replace: false)
             written += fileSize(path)
         }
-        return written
+        let copy = job.keepCopy ? BoothCollage.shrink(image, toFit: BoothCollage.shotWidth, BoothCollage.shotHeight) : nil
+        return Developed(bytes: written, copy: copy)
     }
 
     private static func fileSize(_ path: String) -> Int64 {

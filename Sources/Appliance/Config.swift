@@ -33,7 +33,9 @@ public typealias ConfigError = FieldError
 ///                 "audio": { "enabled": false, "device": "default", "channels": 1, "sampleRate": 48000 } },
 ///   "snapshot": { "directories": ["/tmp"] },
 ///   "web":      { "enabled": false, "address": "0.0.0.0", "port": 8080, "token": null, "url": null,
-///                 "connections": 32, "idleSeconds": 15, "previewViewers": 2 } }
+///                 "connections": 32, "idleSeconds": 15, "previewViewers": 2 },
+///   "mode":     "camera",
+///   "booth":    { "countdownSeconds": 3, "reviewSeconds": 6, "shots": 1, "layout": "strip" } }
 /// ```
 /// Every section and key is optional (the values above are the defaults, except that
 /// `photosDirectory`, `socket.group`, `license.publicKey`, `display.connector` and `display.mode`
@@ -218,6 +220,10 @@ public struct Config: Sendable, Equatable {
     /// User presets (`*.json`, with their `.cube` files), read as `loopix develop` reads them;
     /// a missing directory means the built-in looks only.
     public var presetsDirectory = "/etc/loopix/presets"
+    /// `"camera"` (the default) or `"photobooth"`: the daemon starts as a booth (the big
+    /// button starts a countdown; `loopix ctl booth on|off` switches while running).
+    public var photobooth = false
+    public var booth = BoothSettings()
     public var gpio = GPIOSection()
     public var imu = IMUSection()
     public var camera = CameraSection()
@@ -323,6 +329,21 @@ public struct Config: Sendable, Equatable {
         if let board = try r.optionalString("board") {
             guard !board.isEmpty else { throw fail("board", "must not be empty") }
             config.board = board
+        }
+        if let mode = try r.optionalString("mode") {
+            guard mode == "camera" || mode == "photobooth" else { throw fail("mode", "\"\(mode)\" is not camera or photobooth") }
+            config.photobooth = mode == "photobooth"
+        }
+        try r.section("booth") { r throws(ConfigError) in
+            var b = BoothSettings()
+            b.countdownSeconds = try r.integer("countdownSeconds", in: 0...10) ?? b.countdownSeconds
+            b.reviewSeconds = try r.integer("reviewSeconds", in: 1...60) ?? b.reviewSeconds
+            b.shots = try r.integer("shots", in: 1...4) ?? b.shots
+            if let l = try r.optionalString("layout") {
+                guard let layout = BoothSettings.Layout(rawValue: l) else { throw fail(r.path("layout"), "\"\(l)\" is not strip or grid") }
+                b.layout = layout
+            }
+            config.booth = b
         }
         if let p = try r.optionalString("boardsDirectory") {
             config.boardsDirectory = try resolve(p, "boardsDirectory")
@@ -551,7 +572,7 @@ public struct Config: Sendable, Equatable {
             w.previewViewers = try r.integer("previewViewers", in: 0...16) ?? w.previewViewers
             config.web = w
         }
-        try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot, web")
+        try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, mode, booth, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot, web")
         return config
     }
 

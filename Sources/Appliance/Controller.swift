@@ -6,6 +6,7 @@ import Display
 import FilmCore
 import Foundation
 import ImageFiles
+import QRCode
 import StrictJSON
 import System
 import Video
@@ -102,6 +103,21 @@ public final class Controller {
         try Recorder.open(path: $0, settings: $1, metadata: $2, startNs: $3)
     }
 
+    // Photobooth (nil: camera mode).
+    private var booth: Booth?
+    /// The review screen: the developed photo (or collage) at the screen's size, and the QR
+    /// code of its gallery page.
+    private var reviewFrame: RGBImage?
+    private var reviewCode: QRCode?
+    /// The gallery's own QR code (the idle screen shows it while the web gallery runs).
+    private var galleryCode: QRCode?
+    /// The session's shots as small copies, for the review and the collage.
+    private var boothCopies: [String: RGBImage] = [:]
+    /// How late the last booth shot was taken after it was due (the countdown's end or the press), ms.
+    private var lastTriggerLatencyMs: Double?
+    private var lastCollage: String?
+    private let collageQueue = DispatchQueue(label: "loopix.booth", qos: .utility)
+
     /// Seen by tests: every effect carried out, in order.
     var effectObserver: ((Effect) -> Void)?
 
@@ -131,7 +147,9 @@ public final class Controller {
                                 lensIndex: min(max(s.lensIndex, 0), max(devices.camera.lenses.count - 1, 0)),
                                 grid: s.grid, handedness: s.handedness, onboardingDone: s.onboardingDone)
         state.defaultIntensity = config.defaults.intensity / 100
+        state.booth = config.photobooth
         self.state = state
+        if config.photobooth { booth = Booth(settings: config.booth) }
         storage = PhotoStorage(directory: config.storage.directory, stateDirectory: config.state.directory,
                                reserveBytes: Int64(config.storage.reserveMB) * 1_048_576)
         storage.removeLeftoverTemporaryFiles()
@@ -145,12 +163,12 @@ public final class Controller {
                                 threads: ProcessInfo.processInfo.activeProcessorCount) { job, result in
             storage.release(bytes: job.promisedBytes)
             switch result {
-            case .success(let bytes):
+            case .success(let developed):
                 Log.info("saved \(job.path)")
-                reports.add(.saved(path: job.path, bytes: bytes, pixels: job.still.width * job.still.height))
+                reports.add(.saved(path: job.path, bytes: developed.bytes, pixels: job.still.width * job.still.height, copy: developed.copy))
             case .failure(let error):
                 Log.error("\(job.path): photo lost: \(error)")
-                reports.add(.lost)
+                reports.add(.lost(path: job.path))
             }
         }
     }
@@ -224,6 +242,11 @@ public final class Controller {
         }
         readMotion()
         takeCaptureReports()
+        if let action = booth?.tick(now: MonotonicClock.now()) { boothDo(action) }
+        if reviewFrame != nil, booth.map({ if case .review = $0.phase { return false } else { return true } }) ?? true {
+            reviewFrame = nil
+            reviewCode = nil
+        }
         watchRecording()
         if let found = pipeline.lookForDisplay() {
             let present = Set(inputs.map { ObjectIdentifier(type(of: $0)) })
@@ -254,6 +277,7 @@ public final class Controller {
     public func attachWeb(live: LiveFrames, url: String) {
         pipeline.live = live
         webURL = url
+        galleryCode = try? QRCode(url)
     }
 
     /// Stops the camera and waits (at most `timeout` s) for queued photos to be saved.
@@ -333,6 +357,7 @@ public final class Controller {
         switch pipeline.withCameraFrame({ supervisor.nextFrame(into: &$0) }) {
         case .frame:
             defer { notifier.ready() }  // the first frame is on the screen (or headless: the camera delivers)
+            if let reviewFrame, pipeline.renderStill(reviewFrame, overlay: overlayModel()) { break }
             let clip = recorder?.takeBuffer()
             pipeline.render(intensity: state.intensity, grainRate: analyzer.grainRate, overlay: overlayModel(), into: clip)
             if let clip, let recorder { recorder.submit(clip, timestampNs: clipTimestamp(supervisor.lastMetadata.timestampNs)) }
@@ -363,6 +388,7 @@ public final class Controller {
     }
 
     func overlayModel() -> OverlayModel {
+        if let booth { return boothOverlay(booth) }
         var model = OverlayModel()
         model.grid = state.grid
         model.ev = state.ev
@@ -402,12 +428,24 @@ public final class Controller {
     private func takeCaptureReports() {
         for report in reports.take() {
             switch report {
-            case .saved(let path, let bytes, let pixels):
+            case .saved(let path, let bytes, let pixels, let copy):
                 savedPhotos += 1
                 lastPhoto = path
                 sizeEstimate.learn(bytes: bytes, pixels: pixels)
-            case .lost:
+                if let copy, booth != nil { boothCopies[path] = copy }
+                if let action = booth?.photoSaved(path, now: MonotonicClock.now()) { boothDo(action) }
+            case .lost(let path):
                 setBanner("Photo not saved")
+                if booth?.taken.contains(path) == true { booth?.failed() }
+            case .composed(let path, let copy):
+                savedPhotos += 1
+                lastPhoto = path
+                lastCollage = path
+                boothCopies[path] = copy
+                if let action = booth?.composed(path, now: MonotonicClock.now()) { boothDo(action) }
+            case .composeFailed:
+                setBanner("Collage not saved")
+                booth?.failed()
             }
         }
     }
@@ -465,6 +503,15 @@ public final class Controller {
             }
         case .stopRecording:
             if let path = stopRecording(reason: nil) { result.photoPath = path }
+        case .boothChanged:
+            booth = state.booth ? Booth(settings: config.booth) : nil
+            boothCopies = [:]
+            reviewFrame = nil
+            Log.info("photobooth mode \(state.booth ? "on" : "off")")
+        case .boothTrigger:
+            if let action = booth?.press(now: MonotonicClock.now()) {
+                result.photoPath = boothDo(action)
+            }
         }
     }
 
@@ -491,7 +538,7 @@ public final class Controller {
 
     /// Takes a photo: reserves its file and the space it will take, grabs the still, queues it.
     /// Refuses (with the reason) when the queue is full or the photo would not fit.
-    func capture() -> Result<String, Refusal> {
+    func capture(keepCopy: Bool = false) -> Result<String, Refusal> {
         func refuse(_ message: String, log: String) -> Result<String, Refusal> {
             if let line = refusalLog.admit("shutter refused: \(log)") { Log.warning(line) }
             return .failure(Refusal(message: message))
@@ -525,12 +572,120 @@ public final class Controller {
                              keepOriginal: config.capture.keepOriginal)
         job.format = config.capture.format
         job.promisedBytes = bytes
+        job.keepCopy = keepCopy
         guard captures.submit(job) else {
             storage.release(bytes: bytes)
             return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
         }
         Log.info("shutter: \(path) (\(currentPreset.name), \(Int((state.intensity * 100).rounded())) %)")
         return .success(path)
+    }
+
+    // MARK: Photobooth
+
+    /// What the booth's screen shows: the idle screen (the look's name, "Press the button",
+    /// the gallery's QR code), the countdown's numeral, "Developing…", or the review's QR code.
+    private func boothOverlay(_ booth: Booth) -> OverlayModel {
+        var model = OverlayModel()
+        model.watermark = watermarked
+        switch booth.phase {
+        case .attract:
+            model.attractTitle = currentPreset.name
+            model.attractLine = "Press the button"
+            if let galleryCode {
+                model.qrCode = galleryCode
+                model.qrCaption = "All photos"
+            }
+        case .countdown(let shot, _):
+            model.countdown = booth.countdownNumeral(now: MonotonicClock.now())
+            if booth.settings.shots > 1 { model.prompt = "Photo \(shot) of \(booth.settings.shots)" }
+        case .developing:
+            model.prompt = "Developing\u{2026}"
+        case .review:
+            if let reviewCode {
+                model.qrCode = reviewCode
+                model.qrCaption = "Scan for your photo"
+            }
+        }
+        if let text = supervisor.banner {
+            model.banner = text
+        } else if let b = banner, !b.until.hasPassed {
+            model.banner = b.text
+        }
+        return model
+    }
+
+    /// Carries out what the booth asks, and what that leads to; returns the path of a shot
+    /// taken at once (for the reply to the press).
+    @discardableResult
+    private func boothDo(_ first: Booth.Action) -> String? {
+        var next: Booth.Action? = first
+        var taken: String?
+        while let action = next {
+            next = nil
+            switch action {
+            case .capture(_, let due):
+                lastTriggerLatencyMs = Double(MonotonicClock.now() &- min(due, MonotonicClock.now())) / 1e6
+                switch capture(keepCopy: true) {
+                case .success(let path):
+                    taken = taken ?? path
+                    next = booth?.shotTaken(path, now: MonotonicClock.now())
+                case .failure(let refusal):
+                    setBanner(refusal.message)
+                    next = booth?.shotTaken(nil, now: MonotonicClock.now())
+                }
+            case .compose(let paths):
+                startCollage(paths)
+            case .review(let path):
+                showReview(path)
+            }
+        }
+        return taken
+    }
+
+    /// Puts the session's shots together on the booth's own queue and saves the collage as the
+    /// next photo (in the photos' format); the result comes back as a report.
+    private func startCollage(_ paths: [String]) {
+        let copies = paths.compactMap { boothCopies[$0] }
+        let format = config.capture.format
+        let bytes = expectedPhotoBytes
+        let path: String
+        do { path = try storage.reserve(bytes: bytes, extension: format.primaryExtension) } catch {
+            Log.error("booth: no room for the collage: \(error)")
+            reports.add(.composeFailed)
+            return
+        }
+        let layout = config.booth.layout, encoding = Self.encoding(config), preset = currentPreset.name
+        let reports = self.reports, storage = self.storage
+        let date = Date()
+        collageQueue.async {
+            defer { storage.release(bytes: bytes) }
+            let dateText = ISO8601DateFormatter.string(from: date, timeZone: .current, formatOptions: [.withFullDate])
+            let collage = BoothCollage.compose(copies, layout: layout, caption: "\(preset) - \(dateText)")
+            let meta = PhotoMetadata(make: "Loopix", model: "Loopix photobooth", date: date, presetName: preset)
+            do {
+                for file in format.files {
+                    let target = file == format.files[0] ? path : (path as NSString).deletingPathExtension + ".JPG"
+                    try ImageWriter.write(collage, to: target, format: file, metadata: meta, heic: encoding.heic,
+                                          jpegQuality: encoding.jpegQuality, replace: false)
+                }
+                Log.info("booth: collage of \(copies.count) saved as \(path)")
+                reports.add(.composed(path: path, copy: BoothCollage.shrink(collage, toFit: BoothCollage.shotWidth, BoothCollage.shotHeight)))
+            } catch {
+                Log.error("\(path): collage lost: \(error)")
+                reports.add(.composeFailed)
+            }
+        }
+    }
+
+    /// The review screen: the developed photo (or collage) letterboxed to the screen, and the
+    /// QR code of its gallery page when the gallery runs.
+    private func showReview(_ path: String) {
+        defer { boothCopies = [:] }
+        guard let copy = boothCopies[path] else { return }
+        reviewFrame = BoothCollage.letterbox(copy, width: pipeline.width, height: pipeline.height)
+        let name = path.split(separator: "/").suffix(2).joined(separator: "/")
+        reviewCode = webURL.flatMap { try? QRCode($0 + "photo/" + name) }
     }
 
     // MARK: Video
@@ -700,6 +855,7 @@ public final class Controller {
         case .capture:
             let result = perform(.input(.shutter))
             if state.mode == .video { return reply(result, recordingReply(result)) }
+            if let booth { return reply(result, ["booth": .string(booth.phaseName), "path": .string(result.photoPath ?? "")]) }
             return reply(result, ["path": .string(result.photoPath ?? "")])
         case .record(let action):
             let result = perform(.record(action))
@@ -718,6 +874,8 @@ public final class Controller {
             return reply(perform(.setMode(mode == .video ? .video : .photo)), ["mode": .string(state.mode.rawValue)])
         case .grid(let on):
             return reply(perform(.setGrid(on)), ["grid": .bool(state.grid)])
+        case .booth(let on):
+            return reply(perform(.setBooth(on)), ["booth": .bool(state.booth)])
         case .handedness(let h):
             return reply(perform(.setHandedness(h)), ["handedness": .string(state.handedness.rawValue)])
         case .snapshot(let path):
@@ -765,6 +923,15 @@ public final class Controller {
         if let webURL { s["web"] = .string(webURL) }
         s["recording"] = .bool(state.recording)
         s["framesShown"] = .int(pipeline.framesShown)
+        if let booth {
+            var b = JSONObject([("phase", .string(booth.phaseName)), ("shots", .int(booth.settings.shots)),
+                                ("taken", .array(booth.taken.map { .string($0) }))])
+            if let shot = booth.currentShot { b["shot"] = .int(shot) }
+            if let n = booth.countdownNumeral(now: MonotonicClock.now()) { b["countdown"] = .int(n) }
+            if let lastTriggerLatencyMs { b["triggerLatencyMs"] = .number((lastTriggerLatencyMs * 10).rounded() / 10) }
+            if let lastCollage { b["lastCollage"] = .string(lastCollage) }
+            s["booth"] = .object(b)
+        }
         // Whether frames show the chosen look yet (it compiles in the background after a change).
         s["lookReady"] = .bool(pipeline.lookInUse == state.presetID)
         if let recorder {
@@ -783,8 +950,12 @@ public final class Controller {
 /// controller's).
 final class CaptureReports: Sendable {
     enum Report {
-        case saved(path: String, bytes: Int64, pixels: Int)
-        case lost
+        /// `copy`: the small copy a booth shot keeps.
+        case saved(path: String, bytes: Int64, pixels: Int, copy: RGBImage?)
+        case lost(path: String)
+        /// A booth session's collage, and its small copy.
+        case composed(path: String, copy: RGBImage)
+        case composeFailed
     }
     private let reports = Locked<[Report]>([])
 

@@ -140,6 +140,19 @@ final class PreviewPipeline {
         }
     }
 
+    /// A still picture (the photobooth's review: the developed photo at the screen's size)
+    /// with the interface, instead of the camera's frame. False when its size is not the
+    /// screen's (the display changed since it was made).
+    func renderStill(_ picture: RGBImage, overlay model: OverlayModel) -> Bool {
+        guard picture.width == composed.width, picture.height == composed.height else { return false }
+        composed.pixels.withUnsafeMutableBufferPointer { dst in
+            picture.pixels.withUnsafeBufferPointer { src in dst.baseAddress!.update(from: src.baseAddress!, count: src.count) }
+        }
+        overlay.draw(model, on: &composed)
+        show()
+        return true
+    }
+
     /// A dark frame with the interface, while there is no camera.
     func renderWithoutCamera(overlay model: OverlayModel) {
         adoptCompiledLook()

@@ -21,6 +21,8 @@ public enum Command: Sendable, Equatable {
     case record(RecordAction)
     /// The recording ended (stopped, or by itself: storage, camera, encoder) or could not start.
     case recordingEnded
+    /// Photobooth mode on or off.
+    case setBooth(Bool)
 }
 
 /// Start, stop or toggle (the protocol's words).
@@ -39,6 +41,10 @@ public enum Effect: Sendable, Equatable {
     case modeChanged
     case startRecording
     case stopRecording
+    /// Photobooth mode was switched on or off.
+    case boothChanged
+    /// The photobooth's big button: a session starts (a countdown, or the shot at once).
+    case boothTrigger
 }
 
 /// The result of one command: the effects to carry out, or why it was refused (one line, for
@@ -97,9 +103,11 @@ public struct StateRules: Sendable {
             return Outcome([.switchLens, .settingsChanged])
         case .setMode(let mode):
             guard mode != s.mode else { return Outcome() }
+            if s.booth { return .refused("Photobooth mode takes photos only (loopix ctl booth off)") }
             s.mode = mode
             return Outcome([.modeChanged])
         case .record(let action):
+            if s.booth && !s.recording { return .refused("Photobooth mode takes photos only (loopix ctl booth off)") }
             switch action {
             case .start where s.recording, .stop where !s.recording:
                 return Outcome()
@@ -118,6 +126,16 @@ public struct StateRules: Sendable {
         case .recordingEnded:
             s.recording = false
             return Outcome()
+        case .setBooth(let on):
+            guard on != s.booth else { return Outcome() }
+            if on && s.recording { return .refused("Stop recording first: a booth takes photos") }
+            s.booth = on
+            var effects: [Effect] = [.boothChanged]
+            if on && s.mode != .photo {
+                s.mode = .photo
+                effects.append(.modeChanged)
+            }
+            return Outcome(effects)
         case .setGrid(let on):
             guard on != s.grid else { return Outcome() }
             s.grid = on
@@ -137,6 +155,14 @@ public struct StateRules: Sendable {
     }
 
     private func input(_ event: InputEvent, _ s: inout CameraState) -> [Effect] {
+        if s.booth {
+            // A booth's guests have one button: any button, the shutter key or a touch starts a
+            // session; the rest (the encoder, the operator's keys) changes nothing.
+            switch event {
+            case .leftButton, .rightButton, .shutter, .focusTap: return [.boothTrigger]
+            default: return []
+            }
+        }
         switch event {
         case .leftButton, .rightButton:
             let pressedRight = event == .rightButton

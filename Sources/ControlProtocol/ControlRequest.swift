@@ -67,6 +67,7 @@ public enum ControlProtocolError: Error, Equatable, Sendable, CustomStringConver
 /// | `{"cmd":"snapshot","path":"/tmp/x.png"}` | save the current preview frame as PNG (absolute path) |
 /// | `{"cmd":"simulate","fault":"stall","seconds":3}` | simulated camera only: `stall` (no frames) or `disconnect`, 0…60 s |
 /// | `{"cmd":"record","action":"start"}` | `start`, `stop` or `toggle` a recording (start switches to video mode) |
+/// | `{"cmd":"booth","value":true}` | photobooth mode on or off |
 ///
 /// Replies: `{"ok":true, ...}` with command-specific fields, or `{"ok":false,"error":"one line"}`;
 /// `"id"` follows `"ok"` when the request had one. A line longer than 4096 bytes gets an error
@@ -100,9 +101,11 @@ public enum ControlRequest: Sendable, Equatable {
     case simulate(fault: Fault, seconds: Double)
     /// Start, stop or toggle recording a clip.
     case record(RecordAction)
+    /// Photobooth mode on or off.
+    case booth(Bool)
 
     public static let commands = ["status", "capture", "preset", "intensity", "ev", "lens", "mode",
-                                  "grid", "handedness", "snapshot", "simulate", "record"]
+                                  "grid", "handedness", "snapshot", "simulate", "record", "booth"]
     public static let maxLensIndex = 15
     public static let maxSimulateSeconds: Double = 60
 
@@ -121,6 +124,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .snapshot: return "snapshot"
         case .simulate: return "simulate"
         case .record: return "record"
+        case .booth: return "booth"
         }
     }
 
@@ -178,6 +182,7 @@ public enum ControlRequest: Sendable, Equatable {
             case "lens": request = .lens(try required(r.integer("index", in: 0...maxLensIndex), "index", cmd))
             case "mode": request = .mode(try required(r.choice("value", Mode.self), "value", cmd))
             case "grid": request = .grid(try required(r.bool("value"), "value", cmd))
+            case "booth": request = .booth(try required(r.bool("value"), "value", cmd))
             case "handedness": request = .handedness(try required(r.choice("value", Handedness.self), "value", cmd))
             case "snapshot":
                 let path = try r.string("path")
@@ -214,7 +219,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .intensity(let v), .ev(let v): parts.append("\"value\":\(JSONValue.format(v))")
         case .lens(let i): parts.append("\"index\":\(i)")
         case .mode(let m): parts.append("\"value\":\(JSONValue.quote(m.rawValue))")
-        case .grid(let b): parts.append("\"value\":\(b)")
+        case .grid(let b), .booth(let b): parts.append("\"value\":\(b)")
         case .handedness(let h): parts.append("\"value\":\(JSONValue.quote(h.rawValue))")
         case .snapshot(let path): parts.append("\"path\":\(JSONValue.quote(path))")
         case .simulate(let fault, let seconds):

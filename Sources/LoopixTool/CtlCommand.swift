@@ -19,6 +19,7 @@ public enum CtlCommand {
       lens N                  choose a lens (0 is the first)
       mode photo|video
       grid on|off
+      booth on|off
       handedness left|right
       snapshot FILE           save the preview frame as PNG (the daemon writes FILE)
       record start|stop|toggle  record a clip (start switches to video mode)
@@ -69,6 +70,12 @@ public enum CtlCommand {
             case "on", "true": return .grid(true)
             case "off", "false": return .grid(false)
             case let other: throw .usage("ctl grid: \"\(other)\" is not on or off")
+            }
+        case "booth":
+            switch try argument("on or off") {
+            case "on", "true": return .booth(true)
+            case "off", "false": return .booth(false)
+            case let other: throw .usage("ctl booth: \"\(other)\" is not on or off")
             }
         case "handedness":
             let text = try argument("left or right")

@@ -39,6 +39,14 @@ public struct OverlayLayout: Sendable, Equatable {
     public var banner: Rect?
     /// The dark band behind the prompt (full width).
     public var prompt: Rect?
+    /// The countdown's numeral (photobooth).
+    public var countdown: Rect?
+    /// The idle screen's title and line (photobooth).
+    public var attractTitle: Rect?
+    public var attractLine: Rect?
+    /// The QR code's white square, quiet zone included, and its caption.
+    public var qrCode: Rect?
+    public var qrCaption: Rect?
 
     /// Every element that is shown, with a name (for test messages and debugging).
     public var elements: [(name: String, rect: Rect)] {
@@ -47,7 +55,8 @@ public struct OverlayLayout: Sendable, Equatable {
             ("lensLabel", lensLabel), ("shotsRemaining", shotsRemaining), ("recording", recording),
             ("evScale", evScale), ("evMarker", evMarker), ("evText", evText), ("intensityText", intensityText),
             ("reticle", reticle), ("shutterMarker", shutterMarker), ("watermark", watermark),
-            ("banner", banner), ("prompt", prompt),
+            ("banner", banner), ("prompt", prompt), ("countdown", countdown), ("attractTitle", attractTitle),
+            ("attractLine", attractLine), ("qrCode", qrCode), ("qrCaption", qrCaption),
         ]
         return all.compactMap { name, rect in rect.map { (name, $0) } }
             + gridLines.enumerated().map { ("grid\($0.offset)", $0.element) }

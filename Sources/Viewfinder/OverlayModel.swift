@@ -1,3 +1,5 @@
+import QRCode
+
 /// Everything the camera shows over the live preview. The controller builds one from its
 /// `CameraState` for every change; `OverlayRenderer` draws it.
 ///
@@ -58,6 +60,16 @@ public struct OverlayModel: Sendable, Equatable {
     public var banner: String? = nil
     /// An instruction (onboarding: "Press the button you want as shutter").
     public var prompt: String? = nil
+    /// Photobooth: the countdown's numeral, large in the middle (3, 2, 1).
+    public var countdown: Int? = nil
+    /// Photobooth's idle screen: a large title (the look's name) and a line under it ("Press
+    /// the button"), centred.
+    public var attractTitle: String? = nil
+    public var attractLine: String? = nil
+    /// A QR code in the bottom-right corner on its white square (with the quiet zone), and a
+    /// caption above it ("Scan for your photo").
+    public var qrCode: QRCode? = nil
+    public var qrCaption: String? = nil
 
     /// Nothing shown.
     public init() {}

@@ -1,6 +1,7 @@
 import Canvas
 import FilmCore
 import Foundation
+import QRCode
 
 /// Draws an `OverlayModel` over a preview frame with `Canvas`: grid, preset and tier, lens,
 /// AE-L/AF-L, reticle, REC and time, shots remaining, EV scale, intensity, shutter-side
@@ -90,6 +91,16 @@ public struct OverlayRenderer: Sendable {
         var intensity = ""
         var banner = ""
         var prompt = ""
+        var countdown = ""
+        var attractTitle = ""
+        var attractLine = ""
+        var qrCaption = ""
+        var countdownScale = 1
+        var attractTitleScale = 1
+        var attractLineScale = 1
+        var captionScale = 1
+        /// Pixels per QR module.
+        var qrModule = 1
         var bannerScale = 1
         var promptScale = 1
         var watermarkScale = 1
@@ -260,7 +271,50 @@ public struct OverlayRenderer: Sendable {
             let band = BitmapFont.cellHeight * t.promptScale + 4 * t.promptScale
             layout.prompt = Rect(x: 0, y: h * 3 / 10 - band / 2, width: w, height: band)
         }
+        prepareBooth(model, &layout, &t)
         return (layout, t)
+    }
+
+    /// The photobooth's elements: the countdown numeral, the idle screen's title and line, the
+    /// QR code and its caption.
+    private static func prepareBooth(_ model: OverlayModel, _ layout: inout OverlayLayout, _ t: inout Texts) {
+        let w = layout.width, h = layout.height, m = layout.margin, s = layout.textScale
+        if let n = model.countdown {
+            t.countdown = "\(n)"
+            // Numerals two fifths of the screen tall, below the prompt's band ("Photo 2 of 4").
+            t.countdownScale = max(s, BitmapFont.scale(forCapHeight: h * 2 / 5))
+            let (text, scale) = fit(t.countdown, preferred: t.countdownScale, available: w - 2 * m)
+            (t.countdown, t.countdownScale) = (text, scale)
+            let x = (w - inkWidth(text, scale: scale)) / 2, y = h * 3 / 5 - BitmapFont.capHeight * scale / 2
+            layout.countdown = textRect(text, at: Point(x: x, y: y), scale: scale)
+        }
+        if let title = model.attractTitle, !title.isEmpty {
+            (t.attractTitle, t.attractTitleScale) = fit(title, preferred: max(s, BitmapFont.scale(forCapHeight: h / 10)), available: w - 2 * m)
+            let x = (w - inkWidth(t.attractTitle, scale: t.attractTitleScale)) / 2
+            let y = h * 2 / 5 - BitmapFont.capHeight * t.attractTitleScale
+            layout.attractTitle = textRect(t.attractTitle, at: Point(x: x, y: y), scale: t.attractTitleScale)
+        }
+        if let line = model.attractLine, !line.isEmpty {
+            (t.attractLine, t.attractLineScale) = fit(line, preferred: max(s, BitmapFont.scale(forCapHeight: h / 16)), available: w - 2 * m)
+            let x = (w - inkWidth(t.attractLine, scale: t.attractLineScale)) / 2
+            let y = h * 3 / 5
+            layout.attractLine = textRect(t.attractLine, at: Point(x: x, y: y), scale: t.attractLineScale)
+        }
+        if let code = model.qrCode {
+            // A square of about 40 % of the height (phones read it across a booth), whole pixels
+            // per module, with the 4-module quiet zone the standard asks for.
+            let modules = code.size + 8
+            t.qrModule = max(2, min(h * 2 / 5, w / 3) / modules)
+            let side = modules * t.qrModule
+            let rect = Rect(x: w - m - side, y: h - m - side, width: side, height: side)
+            layout.qrCode = rect
+            if let caption = model.qrCaption, !caption.isEmpty {
+                (t.qrCaption, t.captionScale) = fit(caption, preferred: s, available: w - 2 * m)
+                let x = max(m, rect.maxX - inkWidth(t.qrCaption, scale: t.captionScale))
+                layout.qrCaption = textRect(t.qrCaption, at: Point(x: x, y: rect.y - BitmapFont.cellHeight * t.captionScale - 2 * s),
+                                            scale: t.captionScale)
+            }
+        }
     }
 
     // MARK: - Drawing (no allocation)
@@ -333,6 +387,36 @@ public struct OverlayRenderer: Sendable {
         if let rect = layout.banner {
             canvas.fill(rect, color: .black, opacity: 0.72)
             canvas.draw(text: texts.banner, centeredIn: rect, scale: texts.bannerScale, color: .white)
+        }
+        renderBooth()
+    }
+
+    private mutating func renderBooth() {
+        let outline = TextStyle.outline(.black)
+        if let rect = layout.countdown {
+            let cs = texts.countdownScale
+            canvas.draw(text: texts.countdown, at: Point(x: rect.x + cs, y: rect.y + cs), scale: cs, color: .white, style: outline)
+        }
+        if let rect = layout.attractTitle {
+            let ts = texts.attractTitleScale
+            canvas.draw(text: texts.attractTitle, at: Point(x: rect.x + ts, y: rect.y + ts), scale: ts, color: .white, style: outline)
+        }
+        if let rect = layout.attractLine {
+            let ls = texts.attractLineScale
+            canvas.draw(text: texts.attractLine, at: Point(x: rect.x + ls, y: rect.y + ls), scale: ls, color: .yellow, style: outline)
+        }
+        if let rect = layout.qrCaption {
+            let cs = texts.captionScale
+            canvas.draw(text: texts.qrCaption, at: Point(x: rect.x + cs, y: rect.y + cs), scale: cs, color: .white, style: outline)
+        }
+        if let rect = layout.qrCode, let code = model.qrCode {
+            canvas.fill(rect, color: .white)
+            let px = texts.qrModule, quiet = 4 * px
+            for y in 0 ..< code.size {
+                for x in 0 ..< code.size where code.isDark(x: x, y: y) {
+                    canvas.fill(Rect(x: rect.x + quiet + x * px, y: rect.y + quiet + y * px, width: px, height: px), color: .black)
+                }
+            }
         }
     }
 

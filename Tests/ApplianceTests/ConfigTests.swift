@@ -85,7 +85,7 @@ final class ConfigTests: XCTestCase {
 
     func testUnknownKeysAreNamed() {
         XCTAssertEqual(error("{\"colour\": 1}"),
-                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot, web)")
+                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, boardsDirectory, presetsDirectory, mode, booth, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot, web)")
         XCTAssertEqual(error("{\"display\": {\"widht\": 800}}")?.hasPrefix("/etc/loopix/loopix.json: display.widht: unknown field"), true)
     }
 

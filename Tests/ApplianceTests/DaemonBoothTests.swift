@@ -1,0 +1,125 @@
+import Foundation
+import ImageFiles
+import System
+import XCTest
+
+/// The photobooth as a guest meets it, on the real `loopixd` (simulated camera, headless): the
+/// idle screen with the gallery's QR code, the countdown started by the button, the shots taken
+/// when it ends, the collage, the review screen whose QR code — read by zbarimg, a decoder no
+/// one here wrote — opens the photo's gallery page.
+final class DaemonBoothTests: XCTestCase {
+    private func zbar(_ png: String) throws -> String {
+        let program = "/usr/bin/zbarimg"
+        guard FileManager.default.isExecutableFile(atPath: program) else {
+            throw XCTSkip("zbarimg is not installed (scripts/setup installs zbar-tools)")
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: program)
+        p.arguments = ["--quiet", "--raw", png]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func booth(_ status: [String: Any]) -> [String: Any] { status["booth"] as? [String: Any] ?? [:] }
+
+    /// Keeps a screen in the build directory for people to look at.
+    private func keep(_ png: String, as name: String) {
+        let target = DaemonHarness.packageRoot + "/.build/" + name
+        try? FileManager.default.removeItem(atPath: target)
+        try? FileManager.default.copyItem(atPath: png, toPath: target)
+    }
+
+    func testASessionOfTwoShotsEndsInACollageWhoseQRCodeOpensItsPage() throws {
+        let d = try DaemonHarness(stillWidth: 640, stillHeight: 480, extraConfig: """
+            "mode": "photobooth", "booth": { "countdownSeconds": 1, "shots": 2, "layout": "grid", "reviewSeconds": 60 },
+              "web": { "enabled": true, "address": "127.0.0.1", "port": 0 }
+            """)
+        try d.start()
+        defer { d.stop() }
+        let idle = try d.request(#"{"cmd":"status"}"#)
+        XCTAssertEqual(booth(idle)["phase"] as? String, "attract", "\(idle)")
+        let gallery = try XCTUnwrap(idle["web"] as? String)
+
+        // The idle screen: its QR code is the gallery's address.
+        let attract = d.directory + "/attract.png"
+        XCTAssertEqual(try d.request(#"{"cmd":"snapshot","path":"\#(attract)"}"#)["ok"] as? Bool, true)
+        XCTAssertEqual(try zbar(attract), gallery, "the idle screen's QR code")
+        keep(attract, as: "booth-attract.png")
+
+        // The preview's frame period, for the trigger's bound.
+        let a = try d.request(#"{"cmd":"status"}"#)["framesShown"] as? Int ?? 0
+        Thread.sleep(forTimeInterval: 2)
+        let b = try d.request(#"{"cmd":"status"}"#)["framesShown"] as? Int ?? 0
+        let framePeriodMs = 2000 / Double(max(1, b - a))
+
+        let press = try d.request(#"{"cmd":"capture"}"#)
+        XCTAssertEqual(press["ok"] as? Bool, true, "\(press)")
+        XCTAssertEqual(press["booth"] as? String, "countdown", "the button starts the countdown: \(press)")
+        let countdownScreen = d.directory + "/countdown.png"
+        XCTAssertEqual(try d.request(#"{"cmd":"snapshot","path":"\#(countdownScreen)"}"#)["ok"] as? Bool, true)
+        keep(countdownScreen, as: "booth-countdown.png")
+        let counting = booth(try d.request(#"{"cmd":"status"}"#))
+        XCTAssertEqual(counting["shot"] as? Int, 1, "\(counting)")
+        XCTAssertEqual(counting["countdown"] as? Int, 1, "\(counting)")
+
+        let review = try d.waitForStatus(timeout: 120) { self.booth($0)["phase"] as? String == "review" }
+        let session = booth(review)
+        XCTAssertEqual(session["phase"] as? String, "review", "\(review)\n\(d.log())")
+        let taken = session["taken"] as? [String] ?? []
+        XCTAssertEqual(taken.map { ($0 as NSString).lastPathComponent }, ["LPX_0001.HEIC", "LPX_0002.HEIC"])
+        let latency = try XCTUnwrap(session["triggerLatencyMs"] as? Double)
+        XCTAssertLessThanOrEqual(latency, framePeriodMs + 20, "the shot is taken within a frame of the countdown's end")
+        print("booth: countdown end to shot \(latency) ms (frame period \(framePeriodMs) ms)")
+
+        // The collage: both shots side by side (grid), on paper, saved as the next photo.
+        let collagePath = try XCTUnwrap(session["lastCollage"] as? String)
+        XCTAssertTrue(collagePath.hasSuffix("/LPX_0003.HEIC"), collagePath)
+        let collage = try ImageReader.readPhoto(path: collagePath).image
+        XCTAssertEqual(collage.width, 2 * 640 + 3 * 26, "two columns of 640 with 26 px margins")
+        XCTAssertGreaterThan(collage.height, 480 + 2 * 26)
+        XCTAssertGreaterThan(collage.pixels[0], 240, "paper white in the corner")
+
+        // The review screen's QR code opens the collage's page in the gallery.
+        let shown = d.directory + "/review.png"
+        XCTAssertEqual(try d.request(#"{"cmd":"snapshot","path":"\#(shown)"}"#)["ok"] as? Bool, true)
+        keep(shown, as: "booth-review.png")
+        let url = try zbar(shown)
+        XCTAssertEqual(url, gallery + "photo/100LOOPX/LPX_0003.HEIC")
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "--max-time", "30", url]
+        let out = Pipe()
+        curl.standardOutput = out
+        try curl.run()
+        let page = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        curl.waitUntilExit()
+        XCTAssertTrue(page.contains("id=\"photo\"") && page.contains("LPX_0003.HEIC"), page)
+
+        // Booth off: the shutter takes a photo at once again.
+        XCTAssertEqual(try d.request(#"{"cmd":"booth","value":false}"#)["booth"] as? Bool, false)
+        let photo = try d.request(#"{"cmd":"capture"}"#)
+        XCTAssertEqual((photo["path"] as? String).map { ($0 as NSString).lastPathComponent }, "LPX_0004.HEIC", "\(photo)")
+        XCTAssertNil(try d.request(#"{"cmd":"status"}"#)["booth"])
+    }
+
+    /// Without a countdown the press takes the shot at once; the booth refuses video.
+    func testWithoutACountdownThePressIsTheShot() throws {
+        let d = try DaemonHarness(extraConfig: #""mode": "photobooth", "booth": { "countdownSeconds": 0, "reviewSeconds": 2 }"#)
+        try d.start()
+        defer { d.stop() }
+        let press = try d.request(#"{"cmd":"capture"}"#)
+        XCTAssertEqual((press["path"] as? String).map { ($0 as NSString).lastPathComponent }, "LPX_0001.HEIC", "\(press)")
+        let latency = booth(try d.request(#"{"cmd":"status"}"#))["triggerLatencyMs"] as? Double
+        XCTAssertLessThan(try XCTUnwrap(latency), 5, "taken in the press's own turn")
+        XCTAssertEqual(try d.request(#"{"cmd":"mode","value":"video"}"#)["ok"] as? Bool, false)
+        let reviewed = try d.waitForStatus(timeout: 60) { self.booth($0)["phase"] as? String == "review" }
+        XCTAssertEqual(booth(reviewed)["phase"] as? String, "review", d.log())
+        let idle = try d.waitForStatus(timeout: 10) { self.booth($0)["phase"] as? String == "attract" }
+        XCTAssertEqual(booth(idle)["phase"] as? String, "attract", "the review ends after reviewSeconds")
+    }
+}
