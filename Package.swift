@@ -85,6 +85,9 @@ let package = Package(
         .target(name: "CLoopixHTTP", dependencies: ["CMicroHTTPD"]),
         .target(name: "WebGallery", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
                                                    "Video", "CLoopixHTTP"]),
+        // Printing through CUPS (libcups): the booth's prints.
+        .systemLibrary(name: "CCups", providers: [.apt(["libcups2-dev"])]),
+        .target(name: "Printing", dependencies: ["System", "CCups"]),
         // QR codes (libqrencode): the gallery's address on the booth's review screen.
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
@@ -95,7 +98,7 @@ let package = Package(
         // The daemon: state and its rules, controller, preview pipeline, camera supervisor,
         // capture, storage, settings, configuration, control server.
         .target(name: "Appliance", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
-                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO", "Video", "CSystemd", "WebGallery"]),
+                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO", "Video", "CSystemd", "WebGallery", "Printing"]),
         // `loopix doctor`: checks the machine against the configuration (reads only).
         .target(name: "Doctor", dependencies: ["Appliance", "BoardIO", "Camera", "Display", "ControlProtocol", "Controls",
                                                "StrictJSON", "System"]),
@@ -123,8 +126,10 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["Camera"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles", "TestFixtures"]),
         .testTarget(name: "VideoTests", dependencies: ["Video", "FilmCore", "System", "CFFmpeg", "CLoopixAV"]),
+        .testTarget(name: "PrintingTests", dependencies: ["Printing", "System", "CCups", "TestFixtures"]),
         .testTarget(name: "ViewfinderTests", dependencies: ["Viewfinder", "ImageFiles", "TestFixtures"]),
-        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON", "Video"]),
+        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON", "Video",
+                                                         "TestFixtures"]),
         // Hardware-in-the-loop: the real kernel interfaces (vimc, vkms, gpio-sim, i2c-stub) in a
         // VM booted by scripts/hil/run. Skips, saying why, outside the bench.
         .testTarget(name: "HILTests", dependencies: ["System", "BoardIO", "Controls", "Camera", "Display", "Viewfinder", "Appliance",

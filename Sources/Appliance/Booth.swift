@@ -16,6 +16,11 @@ public struct BoothSettings: Sendable, Equatable {
     /// Shots per session, 1…4; more than one are also put together into a collage.
     public var shots = 1
     public var layout = Layout.strip
+    /// Print each session's result (the photo, or the collage) through CUPS.
+    public var print = false
+    /// The CUPS queue; nil: the default printer.
+    public var printer: String? = nil
+    public var copies = 1
     public init() {}
 }
 

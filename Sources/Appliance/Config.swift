@@ -35,7 +35,8 @@ public typealias ConfigError = FieldError
 ///   "web":      { "enabled": false, "address": "0.0.0.0", "port": 8080, "token": null, "url": null,
 ///                 "connections": 32, "idleSeconds": 15, "previewViewers": 2 },
 ///   "mode":     "camera",
-///   "booth":    { "countdownSeconds": 3, "reviewSeconds": 6, "shots": 1, "layout": "strip" } }
+///   "booth":    { "countdownSeconds": 3, "reviewSeconds": 6, "shots": 1, "layout": "strip",
+///                 "print": "off", "printer": null, "copies": 1 } }
 /// ```
 /// Every section and key is optional (the values above are the defaults, except that
 /// `photosDirectory`, `socket.group`, `license.publicKey`, `display.connector` and `display.mode`
@@ -343,6 +344,17 @@ public struct Config: Sendable, Equatable {
                 guard let layout = BoothSettings.Layout(rawValue: l) else { throw fail(r.path("layout"), "\"\(l)\" is not strip or grid") }
                 b.layout = layout
             }
+            if let p = try r.optionalString("print") {
+                guard p == "auto" || p == "off" else { throw fail(r.path("print"), "\"\(p)\" is not auto or off") }
+                b.print = p == "auto"
+            }
+            if let name = try r.optionalString("printer") {
+                guard !name.isEmpty, name.count <= 127, name.allSatisfy({ $0.isASCII && $0 != "/" && $0 != "#" && !$0.isWhitespace }) else {
+                    throw fail(r.path("printer"), "must be a CUPS queue name (printable ASCII without spaces, / or #)")
+                }
+                b.printer = name
+            }
+            b.copies = try r.integer("copies", in: 1...10) ?? b.copies
             config.booth = b
         }
         if let p = try r.optionalString("boardsDirectory") {

@@ -6,6 +6,7 @@ import Display
 import FilmCore
 import Foundation
 import ImageFiles
+import Printing
 import QRCode
 import StrictJSON
 import System
@@ -117,6 +118,8 @@ public final class Controller {
     private var lastTriggerLatencyMs: Double?
     private var lastCollage: String?
     private let collageQueue = DispatchQueue(label: "loopix.booth", qos: .utility)
+    /// The booth's prints (booth.print: auto).
+    private var printQueue: PrintQueue?
 
     /// Seen by tests: every effect carried out, in order.
     var effectObserver: ((Effect) -> Void)?
@@ -150,6 +153,14 @@ public final class Controller {
         state.booth = config.photobooth
         self.state = state
         if config.photobooth { booth = Booth(settings: config.booth) }
+        if config.booth.print {
+            do {
+                printQueue = try PrintQueue(settings: PrintQueue.Settings(printer: config.booth.printer, copies: config.booth.copies),
+                                            stateFile: config.state.directory + "/print-jobs")
+            } catch {
+                Log.error("booth: printing unavailable: \(error)")
+            }
+        }
         storage = PhotoStorage(directory: config.storage.directory, stateDirectory: config.state.directory,
                                reserveBytes: Int64(config.storage.reserveMB) * 1_048_576)
         storage.removeLeftoverTemporaryFiles()
@@ -291,6 +302,8 @@ public final class Controller {
             Log.error("gave up waiting for \(captures.pending) photo(s) after \(Int(timeout)) s")
         }
         saveQueue.sync {}
+        collageQueue.sync {}
+        printQueue?.stop()
     }
 
     /// SIGHUP: takes over what can change while running, names what needs a restart.
@@ -573,6 +586,8 @@ public final class Controller {
         job.format = config.capture.format
         job.promisedBytes = bytes
         job.keepCopy = keepCopy
+        // A printer takes JPEG (CUPS has no HEIC filter): booth photos to print get one beside.
+        if keepCopy && printQueue != nil && job.format == .heic { job.format = .heicAndJPEG }
         guard captures.submit(job) else {
             storage.release(bytes: bytes)
             return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
@@ -611,6 +626,8 @@ public final class Controller {
             model.banner = text
         } else if let b = banner, !b.until.hasPassed {
             model.banner = b.text
+        } else if printQueue?.attention != nil {
+            model.banner = "Printer needs attention"  // the reason: in the log and in status
         }
         return model
     }
@@ -647,7 +664,8 @@ public final class Controller {
     /// next photo (in the photos' format); the result comes back as a report.
     private func startCollage(_ paths: [String]) {
         let copies = paths.compactMap { boothCopies[$0] }
-        let format = config.capture.format
+        // A printer takes JPEG: with printing on, the collage gets one beside its HEIC.
+        let format = printQueue != nil && config.capture.format == .heic ? PhotoFormat.heicAndJPEG : config.capture.format
         let bytes = expectedPhotoBytes
         let path: String
         do { path = try storage.reserve(bytes: bytes, extension: format.primaryExtension) } catch {
@@ -682,6 +700,10 @@ public final class Controller {
     /// QR code of its gallery page when the gallery runs.
     private func showReview(_ path: String) {
         defer { boothCopies = [:] }
+        if let printQueue {
+            let jpeg = (path as NSString).deletingPathExtension + ".JPG"
+            printQueue.print(FileManager.default.fileExists(atPath: jpeg) ? jpeg : path)
+        }
         guard let copy = boothCopies[path] else { return }
         reviewFrame = BoothCollage.letterbox(copy, width: pipeline.width, height: pipeline.height)
         let name = path.split(separator: "/").suffix(2).joined(separator: "/")
@@ -930,6 +952,11 @@ public final class Controller {
             if let n = booth.countdownNumeral(now: MonotonicClock.now()) { b["countdown"] = .int(n) }
             if let lastTriggerLatencyMs { b["triggerLatencyMs"] = .number((lastTriggerLatencyMs * 10).rounded() / 10) }
             if let lastCollage { b["lastCollage"] = .string(lastCollage) }
+            if let printQueue {
+                var p = JSONObject([("pending", .int(printQueue.pending)), ("printed", .int(printQueue.printed))])
+                if let trouble = printQueue.attention { p["attention"] = .string(trouble) }
+                b["printing"] = .object(p)
+            }
             s["booth"] = .object(b)
         }
         // Whether frames show the chosen look yet (it compiles in the background after a change).

@@ -1,6 +1,7 @@
 import Foundation
 import ImageFiles
 import System
+import TestFixtures
 import XCTest
 
 /// The photobooth as a guest meets it, on the real `loopixd` (simulated camera, headless): the
@@ -105,6 +106,45 @@ final class DaemonBoothTests: XCTestCase {
         let photo = try d.request(#"{"cmd":"capture"}"#)
         XCTAssertEqual((photo["path"] as? String).map { ($0 as NSString).lastPathComponent }, "LPX_0004.HEIC", "\(photo)")
         XCTAssertNil(try d.request(#"{"cmd":"status"}"#)["booth"])
+    }
+
+    /// Printing through a real cupsd (the test's own, with a file-backed printer): each session
+    /// is printed once as JPEG; a printer stopped with "media-empty" shows "Printer needs
+    /// attention" while the booth keeps taking photos; enabled again, the waiting print comes out, once.
+    func testTheBoothPrintsEachSessionOnceAndWaitsForAPrinterThatNeedsAttention() throws {
+        let cups: TestCUPS
+        do { cups = try TestCUPS() } catch let missing as TestCUPS.Unavailable { throw XCTSkip(missing.reason) }
+        defer { cups.stop() }
+        try cups.addPrinter("booth")
+        let d = try DaemonHarness(extraConfig: #""mode": "photobooth", "booth": { "countdownSeconds": 0, "reviewSeconds": 1, "print": "auto", "printer": "booth" }"#)
+        try d.start(environment: ["CUPS_SERVER": cups.socket])
+        defer { d.stop() }
+        func printing(_ s: [String: Any]) -> [String: Any] { booth(s)["printing"] as? [String: Any] ?? [:] }
+
+        XCTAssertEqual(try d.request(#"{"cmd":"capture"}"#)["ok"] as? Bool, true)
+        let first = try d.waitForStatus(timeout: 60) { printing($0)["printed"] as? Int == 1 }
+        XCTAssertEqual(printing(first)["printed"] as? Int, 1, "\(first)\n\(d.log())\n\(cups.log())")
+        let jpeg1 = d.photos + "/DCIM/100LOOPX/LPX_0001.JPG"
+        XCTAssertEqual(cups.output("booth"), FileManager.default.contents(atPath: jpeg1), "the photo's JPEG went to the printer")
+
+        XCTAssertEqual(try cups.run("/usr/sbin/cupsdisable", ["-r", "media-empty", "booth"]).status, 0)
+        let trouble = try d.waitForStatus(timeout: 20) { printing($0)["attention"] != nil }
+        XCTAssertTrue((printing(trouble)["attention"] as? String)?.hasPrefix("Printer needs attention") == true, "\(trouble)")
+        _ = try d.waitForStatus(timeout: 10) { self.booth($0)["phase"] as? String == "attract" }
+        let screen = d.directory + "/printer.png"
+        XCTAssertEqual(try d.request(#"{"cmd":"snapshot","path":"\#(screen)"}"#)["ok"] as? Bool, true)
+        keep(screen, as: "booth-printer.png")
+        XCTAssertEqual(try d.request(#"{"cmd":"capture"}"#)["ok"] as? Bool, true, "the booth keeps taking photos")
+        let waiting = try d.waitForStatus(timeout: 60) { $0["saved"] as? Int == 2 && printing($0)["pending"] as? Int == 1 }
+        XCTAssertEqual(printing(waiting)["pending"] as? Int, 1, "\(waiting)")
+        XCTAssertEqual(printing(waiting)["printed"] as? Int, 1)
+
+        XCTAssertEqual(try cups.run("/usr/sbin/cupsenable", ["booth"]).status, 0)
+        let back = try d.waitForStatus(timeout: 60) { printing($0)["printed"] as? Int == 2 && printing($0)["attention"] == nil }
+        XCTAssertEqual(printing(back)["printed"] as? Int, 2, "\(back)\n\(cups.log())")
+        XCTAssertEqual(cups.output("booth"), FileManager.default.contents(atPath: d.photos + "/DCIM/100LOOPX/LPX_0002.JPG"))
+        Thread.sleep(forTimeInterval: 3)
+        XCTAssertEqual(try cups.completedJobs("booth"), 2, "each session printed once")
     }
 
     /// Without a countdown the press takes the shot at once; the booth refuses video.
