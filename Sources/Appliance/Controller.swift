@@ -78,8 +78,11 @@ public final class Controller {
     private var banner: (text: String, until: Deadline)?
     private var intensityVisibleUntil = Deadline(nanoseconds: 0)
     private var savedPhotos = 0
-    /// The web gallery's address, when it runs.
+    /// The web gallery's address, when it runs, and how to learn it again (the network may
+    /// come up after the daemon).
     private var webURL: String?
+    private var webURLNow: (() -> String)?
+    private var nextWebAddressCheck = Deadline(nanoseconds: 0)
     private var lastPhoto: String?
     private var refusalLog = LogThrottle(interval: 5)
 
@@ -253,7 +256,10 @@ public final class Controller {
         }
         readMotion()
         takeCaptureReports()
-        if let action = booth?.tick(now: MonotonicClock.now()) { boothDo(action) }
+        // A shot due while the capture queue is full waits for room (a small Pi develops one
+        // photo at a time) rather than ending the session.
+        if booth?.currentShot == nil || captures.hasRoom, let action = booth?.tick(now: MonotonicClock.now()) { boothDo(action) }
+        refreshWebAddress()
         if reviewFrame != nil, booth.map({ if case .review = $0.phase { return false } else { return true } }) ?? true {
             reviewFrame = nil
             reviewCode = nil
@@ -266,6 +272,18 @@ public final class Controller {
         }
         previewFrame()
         updateServiceStatus()
+    }
+
+    /// Looks at the gallery's address every 10 s (while a booth shows QR codes) and remakes
+    /// the gallery's QR code when it changed.
+    private func refreshWebAddress() {
+        guard booth != nil, let webURLNow, nextWebAddressCheck.hasPassed else { return }
+        nextWebAddressCheck = .after(seconds: 10)
+        let url = webURLNow()
+        guard url != webURL else { return }
+        Log.info("web gallery now at \(url)")
+        webURL = url
+        galleryCode = try? QRCode(url)
     }
 
     /// The line `systemctl status` shows, at most once a second.
@@ -285,9 +303,10 @@ public final class Controller {
     }
 
     /// The web gallery runs: the preview is offered to its viewers, status says where it is.
-    public func attachWeb(live: LiveFrames, url: String) {
+    public func attachWeb(live: LiveFrames, url: String, currentURL: (() -> String)? = nil) {
         pipeline.live = live
         webURL = url
+        webURLNow = currentURL
         galleryCode = try? QRCode(url)
     }
 
@@ -394,10 +413,18 @@ public final class Controller {
     }
 
     /// The bytes the next photo is expected to take.
-    private var expectedPhotoBytes: Int64 {
+    private var expectedPhotoBytes: Int64 { expectedBytes(format: config.capture.format) }
+
+    private func expectedBytes(format: PhotoFormat) -> Int64 {
         let lens = supervisor.currentLens
         return sizeEstimate.bytes(pixels: (lens?.stillWidth ?? 4056) * (lens?.stillHeight ?? 3040), keepOriginal: config.capture.keepOriginal,
-                                  files: config.capture.format.files.count)
+                                  files: format.files.count)
+    }
+
+    /// What a photo is saved as: the configured format, with a JPEG beside the HEIC for a booth
+    /// shot that will be printed (CUPS has no HEIC filter).
+    private func photoFormat(forBooth: Bool) -> PhotoFormat {
+        forBooth && printQueue != nil && config.capture.format == .heic ? .heicAndJPEG : config.capture.format
     }
 
     func overlayModel() -> OverlayModel {
@@ -449,16 +476,20 @@ public final class Controller {
                 if let action = booth?.photoSaved(path, now: MonotonicClock.now()) { boothDo(action) }
             case .lost(let path):
                 setBanner("Photo not saved")
-                if booth?.taken.contains(path) == true { booth?.failed() }
+                if booth?.taken.contains(path) == true {
+                    booth?.failed()
+                    boothCopies = [:]
+                }
             case .composed(let path, let copy):
                 savedPhotos += 1
                 lastPhoto = path
                 lastCollage = path
-                boothCopies[path] = copy
+                if booth != nil { boothCopies[path] = copy }
                 if let action = booth?.composed(path, now: MonotonicClock.now()) { boothDo(action) }
             case .composeFailed:
                 setBanner("Collage not saved")
                 booth?.failed()
+                boothCopies = [:]
             }
         }
     }
@@ -522,6 +553,7 @@ public final class Controller {
             reviewFrame = nil
             Log.info("photobooth mode \(state.booth ? "on" : "off")")
         case .boothTrigger:
+            if booth?.phase == .attract { boothCopies = [:] }
             if let action = booth?.press(now: MonotonicClock.now()) {
                 result.photoPath = boothDo(action)
             }
@@ -563,9 +595,10 @@ public final class Controller {
         guard captures.hasRoom else {
             return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
         }
-        let bytes = expectedPhotoBytes
+        let format = photoFormat(forBooth: keepCopy)
+        let bytes = expectedBytes(format: format)
         let path: String
-        do { path = try storage.reserve(bytes: bytes, extension: config.capture.format.primaryExtension) } catch {
+        do { path = try storage.reserve(bytes: bytes, extension: format.primaryExtension) } catch {
             if case .full = error { return refuse("Storage full", log: "\(error)") }
             return refuse("Storage unavailable", log: "\(error)")
         }
@@ -583,11 +616,9 @@ public final class Controller {
                              intensity: state.intensity, grainSeed: RenderSettings().grainSeed, grainFrame: pipeline.grainClock.frame,
                              orientation: analyzer.orientation, watermark: watermarked, path: path, date: Date(),
                              keepOriginal: config.capture.keepOriginal)
-        job.format = config.capture.format
+        job.format = format
         job.promisedBytes = bytes
         job.keepCopy = keepCopy
-        // A printer takes JPEG (CUPS has no HEIC filter): booth photos to print get one beside.
-        if keepCopy && printQueue != nil && job.format == .heic { job.format = .heicAndJPEG }
         guard captures.submit(job) else {
             storage.release(bytes: bytes)
             return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
@@ -650,6 +681,7 @@ public final class Controller {
                 case .failure(let refusal):
                     setBanner(refusal.message)
                     next = booth?.shotTaken(nil, now: MonotonicClock.now())
+                    boothCopies = [:]
                 }
             case .compose(let paths):
                 startCollage(paths)
@@ -665,8 +697,8 @@ public final class Controller {
     private func startCollage(_ paths: [String]) {
         let copies = paths.compactMap { boothCopies[$0] }
         // A printer takes JPEG: with printing on, the collage gets one beside its HEIC.
-        let format = printQueue != nil && config.capture.format == .heic ? PhotoFormat.heicAndJPEG : config.capture.format
-        let bytes = expectedPhotoBytes
+        let format = photoFormat(forBooth: true)
+        let bytes = expectedBytes(format: format)
         let path: String
         do { path = try storage.reserve(bytes: bytes, extension: format.primaryExtension) } catch {
             Log.error("booth: no room for the collage: \(error)")

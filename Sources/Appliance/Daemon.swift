@@ -138,7 +138,7 @@ public enum Daemon {
             do {
                 let service = try WebService(config: config, handle: handle)
                 web = service
-                controller.attachWeb(live: service.live, url: service.url)
+                controller.attachWeb(live: service.live, url: service.url, currentURL: { service.currentURL() })
                 Log.info("web gallery at \(service.url)\(config.web.token == nil ? " (read-only: no web.token)" : "")")
             } catch {
                 Log.error("\(error); no web gallery")

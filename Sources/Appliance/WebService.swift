@@ -10,8 +10,10 @@ import WebGallery
 final class WebService {
     let server: HTTPServer
     let live: LiveFrames
-    /// The gallery's address for people (QR codes, the log, status).
+    /// The gallery's address for people (QR codes, the log, status) when it started.
     let url: String
+    private let configuredURL: String?
+    private let address: String
 
     init(config: Config, handle: ControllerHandle) throws(HTTPError) {
         let w = config.web
@@ -24,7 +26,15 @@ final class WebService {
         limits.connectionsPerAddress = max(2, w.connections / 4)
         limits.idleSeconds = w.idleSeconds
         server = try HTTPServer(address: w.address, port: w.port, limits: limits) { gallery.handle($0) }
+        configuredURL = w.url
+        address = w.address
         url = w.url ?? "http://\(Self.lanAddress(listening: w.address)):\(server.port)/"
+    }
+
+    /// The address now: a camera started before its network came up (DHCP at boot) gets its
+    /// LAN address later; `web.url`, when set, never changes.
+    func currentURL() -> String {
+        configuredURL ?? "http://\(Self.lanAddress(listening: address)):\(server.port)/"
     }
 
     func stop() {

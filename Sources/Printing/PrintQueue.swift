@@ -30,6 +30,22 @@ public final class PrintQueue: Sendable {
     struct Entry: Sendable, Equatable {
         var path: String
         var job: Int32?
+        /// Makes the job's title unique (file names repeat across DCIM folders and cards).
+        var token: String
+        /// Loaded from the state file without a job number: it may have been sent just before
+        /// a restart, so CUPS' jobs are searched for its title before it is sent.
+        var recovered = false
+
+        init(path: String, job: Int32? = nil, token: String = Entry.newToken(), recovered: Bool = false) {
+            self.path = path
+            self.job = job
+            self.token = token
+            self.recovered = recovered
+        }
+
+        static func newToken() -> String { String(UInt64.random(in: 0...UInt64.max), radix: 36) }
+
+        var title: String { "Loopix " + (path as NSString).lastPathComponent + " #" + token }
     }
 
     private struct Shared {
@@ -59,7 +75,7 @@ public final class PrintQueue: Sendable {
                     defer { s.waiting.removeAll() }
                     return s.waiting
                 }
-                entries += arrived.map { Entry(path: $0, job: nil) }
+                entries += arrived.map { Entry(path: $0) }
                 if !arrived.isEmpty { Self.save(entries, to: stateFile) }
                 let attention = Self.printerTrouble(settings.printer)
                 if attention != lastAttention {
@@ -96,6 +112,7 @@ public final class PrintQueue: Sendable {
     public var pending: Int { shared.withLock { $0.inQueue } }
 
     public func stop() {
+        wake.signal()
         worker.stop()
         wake.signal()
     }
@@ -112,9 +129,14 @@ public final class PrintQueue: Sendable {
         var remaining: [Entry] = []
         var changed = false
         for var entry in entries {
-            if entry.job == nil, let found = jobs.first(where: { $0.title == title(entry.path) }) {
-                entry.job = found.id  // sent before a restart: adopt it, never send twice
-                changed = true
+            if entry.job == nil && entry.recovered {
+                // Sent just before a restart? Adopt a live or finished job of this title; one
+                // CUPS cancelled (a failed send) does not count.
+                if let found = jobs.first(where: { $0.title == entry.title && $0.state != IPP_JSTATE_CANCELED && $0.state != IPP_JSTATE_ABORTED }) {
+                    entry.job = found.id
+                    changed = true
+                }
+                entry.recovered = false
             }
             guard let id = entry.job else {
                 // Recorded first (it is in the state file), then sent.
@@ -123,7 +145,7 @@ public final class PrintQueue: Sendable {
                     changed = true
                     continue
                 }
-                let id = submit(entry.path, settings: settings)
+                let id = submit(entry, settings: settings)
                 if id > 0 {
                     entry.job = id
                     changed = true
@@ -156,9 +178,8 @@ public final class PrintQueue: Sendable {
         return status.rawValue < IPP_STATUS_ERROR_BAD_REQUEST.rawValue || status == IPP_STATUS_ERROR_NOT_FOUND
     }
 
-    static func title(_ path: String) -> String { "Loopix " + (path as NSString).lastPathComponent }
-
-    private static func submit(_ path: String, settings: Settings) -> Int32 {
+    private static func submit(_ entry: Entry, settings: Settings) -> Int32 {
+        let path = entry.path
         var options: UnsafeMutablePointer<cups_option_t>?
         var count: Int32 = 0
         count = cupsAddOption("copies", "\(max(1, settings.copies))", count, &options)
@@ -167,7 +188,7 @@ public final class PrintQueue: Sendable {
             Log.error("print: no printer (booth.printer is not set and CUPS has no default)")
             return 0
         }
-        let id = cupsPrintFile2(nil, printer, path, title(path), count, options)
+        let id = cupsPrintFile2(nil, printer, path, entry.title, count, options)
         if id == 0 { Log.error("print: \(path) to \(printer): \(String(cString: cupsLastErrorString()))") }
         return id
     }
@@ -226,19 +247,21 @@ public final class PrintQueue: Sendable {
         return nil
     }
 
-    // MARK: The state file: one "path<TAB>job" line per photo not yet printed
+    // MARK: The state file: one "path<TAB>job<TAB>token" line per photo not yet printed
 
     static func load(_ file: String) -> [Entry] {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard let path = parts.first, path.hasPrefix("/") else { return nil }
-            return Entry(path: String(path), job: parts.count > 1 ? Int32(parts[1]) : nil)
+            let job = parts.count > 1 ? Int32(parts[1]) : nil
+            let token = parts.count > 2 && !parts[2].isEmpty ? String(parts[2]) : Entry.newToken()
+            return Entry(path: String(path), job: job, token: token, recovered: job == nil)
         }
     }
 
     static func save(_ entries: [Entry], to file: String) {
-        let text = entries.map { "\($0.path)\t\($0.job.map { "\($0)" } ?? "")\n" }.joined()
+        let text = entries.map { "\($0.path)\t\($0.job.map { "\($0)" } ?? "")\t\($0.token)\n" }.joined()
         let temporary = file + ".tmp"
         do {
             try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))

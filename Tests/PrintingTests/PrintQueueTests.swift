@@ -59,6 +59,8 @@ final class PrintQueueTests: XCTestCase {
         queue?.stop()
         queue = nil
         XCTAssertTrue(try String(contentsOfFile: state, encoding: .utf8).contains("LPX_0002.JPG\t"), "kept across the restart")
+        // A job finished earlier under the same file name (another folder, a wiped card) is not
+        // taken for this one: the titles differ.
         queue = try PrintQueue(settings: settings, stateFile: state)
 
         XCTAssertEqual(try cups.run("/usr/sbin/cupsenable", ["booth"]).status, 0)
@@ -69,6 +71,29 @@ final class PrintQueueTests: XCTestCase {
         Thread.sleep(forTimeInterval: 1.5)
         XCTAssertEqual(try cups.completedJobs("booth"), 2, "each photo printed once")
         queue?.stop()
+    }
+
+    /// A photo recorded without its job number (the daemon stopped between sending and noting
+    /// it) is found in CUPS by its unique title and not sent again; a finished job of another
+    /// photo with the same file name is not mistaken for it.
+    func testARestartAdoptsAJobAlreadySentAndNeverPrintsTwice() throws {
+        let cups = try startTestCUPS()
+        defer { cups.stop() }
+        try cups.addPrinter("booth")
+        let photo = cups.directory + "/LPX_0001.JPG"
+        try Data((0..<3000).map { UInt8($0 % 199) }).write(to: URL(fileURLWithPath: photo))
+        let sent = PrintQueue.Entry(path: photo, token: "sentbefore")
+        XCTAssertEqual(try cups.run("/usr/bin/lp", ["-d", "booth", "-t", sent.title, photo]).status, 0)
+        XCTAssertTrue(try waitFor(30) { try cups.completedJobs("booth") == 1 }, cups.log())
+        let state = cups.directory + "/print-jobs"
+        PrintQueue.save([sent, PrintQueue.Entry(path: photo, token: "new")], to: state)
+        var settings = PrintQueue.Settings(printer: "booth")
+        settings.pollSeconds = 0.3
+        let queue = try PrintQueue(settings: settings, stateFile: state)
+        defer { queue.stop() }
+        XCTAssertTrue(try waitFor(30) { try cups.completedJobs("booth") == 2 && queue.pending == 0 }, cups.log())
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertEqual(try cups.completedJobs("booth"), 2, "the adopted job is not sent again; the other entry (same file name) prints once")
     }
 
     /// A printer CUPS does not know, and no CUPS at all, are trouble to show, not crashes.
@@ -86,10 +111,16 @@ final class PrintQueueTests: XCTestCase {
     func testTheStateFileRoundTrips() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("print-\(UUID().uuidString.prefix(6))").path
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let entries = [PrintQueue.Entry(path: "/a/LPX_0001.JPG", job: 7), PrintQueue.Entry(path: "/a/LPX_0002.JPG", job: nil)]
+        let entries = [PrintQueue.Entry(path: "/a/LPX_0001.JPG", job: 7, token: "t1"), PrintQueue.Entry(path: "/a/LPX_0002.JPG", job: nil, token: "t2")]
         PrintQueue.save(entries, to: file)
-        XCTAssertEqual(PrintQueue.load(file), entries)
+        let loaded = PrintQueue.load(file)
+        XCTAssertEqual(loaded.map(\.path), entries.map(\.path))
+        XCTAssertEqual(loaded.map(\.job), [7, nil])
+        XCTAssertEqual(loaded.map(\.token), ["t1", "t2"])
+        XCTAssertEqual(loaded.map(\.recovered), [false, true], "one without a job number may have been sent: looked for first")
+        XCTAssertEqual(loaded[0].title, "Loopix LPX_0001.JPG #t1")
         try "garbage\n\t\n/b/x.JPG\tnotanumber\n".write(toFile: file, atomically: true, encoding: .utf8)
-        XCTAssertEqual(PrintQueue.load(file), [PrintQueue.Entry(path: "/b/x.JPG", job: nil)])
+        XCTAssertEqual(PrintQueue.load(file).map(\.path), ["/b/x.JPG"])
+        XCTAssertNotEqual(PrintQueue.Entry(path: "/x").token, PrintQueue.Entry(path: "/x").token, "titles are unique")
     }
 }
