@@ -79,6 +79,12 @@ let package = Package(
         .target(name: "CLoopixAV", dependencies: ["CFFmpeg"]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .target(name: "Video", dependencies: ["System", "FilmCore", "CFFmpeg", "CLoopixAV", "CALSA"]),
+        // The web gallery and remote: libmicrohttpd behind a small C face (its start function
+        // is variadic), the gallery's routes, JPEGs and thumbnails made on demand, the live MJPEG.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .target(name: "CLoopixHTTP", dependencies: ["CMicroHTTPD"]),
+        .target(name: "WebGallery", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
+                                                   "Video", "CLoopixHTTP"]),
         // The on-screen interface: overlay model, layout and renderer.
         .target(name: "Viewfinder", dependencies: ["FilmCore", "Canvas"]),
         // libsystemd: sd_notify (READY, STATUS, WATCHDOG) for the service manager.
@@ -86,7 +92,7 @@ let package = Package(
         // The daemon: state and its rules, controller, preview pipeline, camera supervisor,
         // capture, storage, settings, configuration, control server.
         .target(name: "Appliance", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
-                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO", "Video", "CSystemd"]),
+                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO", "Video", "CSystemd", "WebGallery"]),
         // `loopix doctor`: checks the machine against the configuration (reads only).
         .target(name: "Doctor", dependencies: ["Appliance", "BoardIO", "Camera", "Display", "ControlProtocol", "Controls",
                                                "StrictJSON", "System"]),
@@ -101,6 +107,7 @@ let package = Package(
         // Test images and temporary directories shared by the display and viewfinder tests.
         .target(name: "TestFixtures", dependencies: ["FilmCore"], path: "Tests/TestFixtures"),
         .testTarget(name: "SystemTests", dependencies: ["System"]),
+        .testTarget(name: "WebGalleryTests", dependencies: ["WebGallery", "ImageFiles", "FilmCore", "ControlProtocol", "System", "StrictJSON"]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Appliance", "BoardIO", "Camera", "Display", "StrictJSON", "System"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore"]),

@@ -142,7 +142,7 @@ final class CameraSupervisor {
     }
 
     /// A full-resolution still of the current lens.
-    func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata) {
+    func captureStill() throws -> CapturedStill {
         try camera.captureStill()
     }
 }

@@ -6,11 +6,30 @@ import Foundation
 import ImageFiles
 import System
 
+/// What a photo is saved as: HEIC (the default: small, 10-bit-ready, what the camera's gallery
+/// shows), JPEG (quick, and what every browser and phone opens), or both.
+public enum PhotoFormat: String, Sendable, Equatable, CaseIterable {
+    case heic, jpeg
+    case heicAndJPEG = "heic+jpeg"
+
+    /// The files, the first one being the photo's reserved path.
+    public var files: [ImageFormat] {
+        switch self {
+        case .heic: return [.heic]
+        case .jpeg: return [.jpeg]
+        case .heicAndJPEG: return [.heic, .jpeg]
+        }
+    }
+
+    /// The reserved file's extension in DCIM (`LPX_0001.HEIC`, `LPX_0001.JPG`).
+    public var primaryExtension: String { files[0] == .heic ? "HEIC" : "JPG" }
+}
+
 /// One photo on its way to storage: the full-resolution still and everything needed to
 /// develop it as the preview showed it.
 public struct CaptureJob: Sendable {
-    public var still: RGBImage
-    public var metadata: FrameMetadata
+    /// As the camera gave it; converted to RGB when the job is developed.
+    public var still: CapturedStill
     public var lens: Lens
     public var preset: Preset
     public var intensity: Double
@@ -23,13 +42,15 @@ public struct CaptureJob: Sendable {
     public var date: Date
     /// Also save the undeveloped still as PNG beside the HEIC (same number, .PNG).
     public var keepOriginal = false
+    public var format = PhotoFormat.heic
     /// Bytes promised for it by `PhotoStorage.reserve`, given back when it is saved or lost.
     public var promisedBytes: Int64 = 0
 
-    public init(still: RGBImage, metadata: FrameMetadata, lens: Lens, preset: Preset, intensity: Double, grainSeed: UInt64,
+    public var metadata: FrameMetadata { still.metadata }
+
+    public init(still: CapturedStill, lens: Lens, preset: Preset, intensity: Double, grainSeed: UInt64,
                 grainFrame: UInt64, orientation: Int, watermark: Bool, path: String, date: Date, keepOriginal: Bool = false) {
         self.still = still
-        self.metadata = metadata
         self.lens = lens
         self.preset = preset
         self.intensity = intensity
@@ -50,9 +71,19 @@ public final class CaptureQueue: Sendable {
     /// How a job ended: the bytes written (the photo, and its original if kept), or the error.
     public typealias Completion = @Sendable (CaptureJob, Result<Int64, Error>) -> Void
 
+    /// How photos are encoded: HEIC options and JPEG quality.
+    public struct Encoding: Sendable {
+        public var heic: HEICOptions
+        public var jpegQuality: Int
+        public init(heic: HEICOptions = HEICOptions(), jpegQuality: Int = 90) {
+            self.heic = heic
+            self.jpegQuality = jpegQuality
+        }
+    }
+
     private struct Settings {
         var capacity: Int
-        var heic: HEICOptions
+        var encoding: Encoding
         var inFlight = 0
     }
     private let settings: Locked<Settings>
@@ -61,23 +92,41 @@ public final class CaptureQueue: Sendable {
     private let group = DispatchGroup()
     private let onDone: Completion
 
+    /// The threads photos are developed and encoded on: one per core, at low priority, so the
+    /// preview and the shutter keep the CPU while a photo is saved.
+    private let background: BackgroundThreads
+
     /// `onDone` is called on the capture queue after each job.
-    public init(capacity: Int, heic: HEICOptions, threads: Int, onDone: @escaping Completion) {
-        settings = Locked(Settings(capacity: max(1, capacity), heic: heic))
+    public init(capacity: Int, encoding: Encoding, threads: Int, onDone: @escaping Completion) {
+        settings = Locked(Settings(capacity: max(1, capacity), encoding: encoding))
         self.threads = max(1, threads)
         self.onDone = onDone
+        background = BackgroundThreads(threads: max(1, threads))
     }
+
+    deinit { background.shutdown() }
 
     /// How many photos may wait or be in work at once.
     public var capacity: Int { settings.withLock { $0.capacity } }
 
-    /// Changes the capacity and the HEIC options for the jobs submitted from now on
-    /// (a reloaded configuration); jobs already queued keep theirs.
-    public func reconfigure(capacity: Int, heic: HEICOptions) {
+    /// Changes the capacity and the encoding for the jobs submitted from now on (a reloaded
+    /// configuration); jobs already queued keep theirs.
+    public func reconfigure(capacity: Int, encoding: Encoding) {
         settings.withLock {
             $0.capacity = max(1, capacity)
-            $0.heic = heic
+            $0.encoding = encoding
         }
+    }
+
+    /// How many photos may wait when the configuration says "auto": the still's bytes (8-bit
+    /// RGB, as it waits) against a third of the memory there is (the rest is the system, the
+    /// preview, video), after what developing one takes (the still, its developed copy and the
+    /// encoders: about five stills). A Pi Zero 2 W (512 MB) holds one 12 MP photo, two 8 MP
+    /// ones; a Pi 4 with 2 GB 13; at most 32.
+    public static func automaticCapacity(stillPixels: Int, memoryBytes: Int64) -> Int {
+        let still = Int64(max(1, stillPixels)) * 3
+        let room = memoryBytes / 3 - 5 * still
+        return Int(min(32, 1 + max(0, room) / still))
     }
 
     /// Jobs waiting or being developed.
@@ -88,15 +137,21 @@ public final class CaptureQueue: Sendable {
 
     /// Queues a job; false when the queue is full.
     public func submit(_ job: CaptureJob) -> Bool {
-        guard let heic = settings.withLock({ s -> HEICOptions? in
+        guard let encoding = settings.withLock({ s -> Encoding? in
             guard s.inFlight < s.capacity else { return nil }
             s.inFlight += 1
-            return s.heic
+            return s.encoding
         }) else { return false }
         group.enter()
-        let threads = self.threads, settings = self.settings, onDone = self.onDone, group = self.group
+        let threads = self.threads, settings = self.settings, onDone = self.onDone, group = self.group, background = self.background
         queue.async {
-            let result = Result { try Self.develop(job, heic: heic, threads: threads) }
+            // The job runs on a low-priority thread; this queue's thread waits for it.
+            let outcome = Locked<Result<Int64, Error>>(.failure(CancellationError()))
+            background.runInBackground {
+                let r = Result { try Self.develop(job, encoding: encoding, threads: threads, parallel: background) }
+                outcome.withLock { $0 = r }
+            }
+            let result = outcome.withLock { $0 }
             settings.withLock { $0.inFlight -= 1 }
             onDone(job, result)
             group.leave()
@@ -109,25 +164,32 @@ public final class CaptureQueue: Sendable {
         group.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Develops at full resolution with the look and writes the HEIC atomically; returns the
-    /// bytes written.
-    static func develop(_ job: CaptureJob, heic: HEICOptions, threads: Int) throws -> Int64 {
+    /// Develops at full resolution with the look and writes the photo's files atomically
+    /// (HEIC, JPEG or both, numbered alike); returns the bytes written.
+    static func develop(_ job: CaptureJob, encoding: Encoding, threads: Int, parallel: any ParallelWork = DispatchParallelWork()) throws -> Int64 {
         var written: Int64 = 0
+        var image = try job.still.image()
         if job.keepOriginal {
             let original = (job.path as NSString).deletingPathExtension + ".PNG"
-            try ImageWriter.write(job.still, to: original, format: .png, replace: false)
+            try ImageWriter.write(image, to: original, format: .png, replace: false)
             written += fileSize(original)
         }
-        var image = job.still
         let look = FilmLook(preset: job.preset, settings: RenderSettings(ev: 0, intensity: job.intensity, grainSeed: job.grainSeed))
-        FilmRenderer(look: look, width: image.width, height: image.height).render(&image, grainFrame: job.grainFrame, threads: threads)
+        FilmRenderer(look: look, width: image.width, height: image.height).render(&image, grainFrame: job.grainFrame, threads: threads, parallel: parallel)
         if job.watermark { Watermark.draw(on: &image) }
         let meta = PhotoMetadata(make: "Loopix", model: "Loopix camera (\(job.lens.sensorModel))", lensModel: job.lens.label,
                                  focalLength: job.lens.focalLength, focalLength35mm: Int(job.lens.focalLength35mm.rounded()),
                                  exposureTime: job.metadata.exposureTime, iso: job.metadata.iso, date: job.date,
                                  orientation: job.orientation, presetName: job.preset.name)
-        try ImageWriter.write(image, to: job.path, format: .heic, metadata: meta, heic: heic, replace: false)
-        return written + fileSize(job.path)
+        var heic = encoding.heic
+        heic.parallel = parallel
+        for format in job.format.files {
+            let path = format == job.format.files[0] ? job.path : (job.path as NSString).deletingPathExtension + ".JPG"
+            try ImageWriter.write(image, to: path, format: format, metadata: meta, heic: heic,
+                                  jpegQuality: encoding.jpegQuality, replace: false)
+            written += fileSize(path)
+        }
+        return written
     }
 
     private static func fileSize(_ path: String) -> Int64 {

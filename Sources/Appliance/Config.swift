@@ -2,6 +2,7 @@ import ControlProtocol
 import Controls
 import Display
 import FilmCore
+import ImageFiles
 import Foundation
 import StrictJSON
 import System
@@ -25,11 +26,14 @@ public typealias ConfigError = FieldError
 ///   "socket":   { "path": "/run/loopix/control.sock", "group": "loopix" },
 ///   "license":  { "publicKey": "<base64 or hex Ed25519 public key>", "file": "/var/lib/loopix/license.json" },
 ///   "defaults": { "preset": "portra", "intensity": 100, "ev": 0, "handedness": "right", "grid": false },
-///   "capture":  { "queueLength": 3, "heicQuality": 90, "x265Preset": "ultrafast", "keepOriginal": false },
+///   "capture":  { "queueLength": "auto", "format": "heic", "heicQuality": 70, "jpegQuality": 90,
+///                 "x265Preset": "ultrafast", "keepOriginal": false },
 ///   "video":    { "width": 1920, "height": 1080, "fps": 30, "bitrateMbps": 16, "encoder": "auto",
 ///                 "x264Preset": "superfast", "keyframeInterval": 1,
 ///                 "audio": { "enabled": false, "device": "default", "channels": 1, "sampleRate": 48000 } },
-///   "snapshot": { "directories": ["/tmp"] } }
+///   "snapshot": { "directories": ["/tmp"] },
+///   "web":      { "enabled": false, "address": "0.0.0.0", "port": 8080, "token": null, "url": null,
+///                 "connections": 32, "idleSeconds": 15, "previewViewers": 2 } }
 /// ```
 /// Every section and key is optional (the values above are the defaults, except that
 /// `photosDirectory`, `socket.group`, `license.publicKey`, `display.connector` and `display.mode`
@@ -125,8 +129,12 @@ public struct Config: Sendable, Equatable {
     }
 
     public struct CaptureSection: Sendable, Equatable {
-        public var queueLength = 3
-        public var heicQuality = 90
+        /// How many photos may wait or be developed at once; nil ("auto"): from the still's size
+        /// and the memory there is (`CaptureQueue.automaticCapacity`).
+        public var queueLength: Int? = nil
+        public var format = PhotoFormat.heic
+        public var heicQuality = Int((HEICOptions.defaultQuality * 100).rounded())
+        public var jpegQuality = HEICOptions.defaultJPEGQuality
         public var x265Preset = "ultrafast"
         /// Also keep each undeveloped still as a lossless PNG beside its HEIC (LPX_0001.PNG).
         public var keepOriginal = false
@@ -148,6 +156,24 @@ public struct Config: Sendable, Equatable {
         public var audioDevice: String? = nil
         public var audioChannels = 1
         public var audioSampleRate = 48_000
+        public init() {}
+    }
+
+    /// The web gallery and remote (off by default).
+    public struct WebSection: Sendable, Equatable {
+        public var enabled = false
+        /// An IPv4 or IPv6 address to listen on ("0.0.0.0": every interface; "127.0.0.1": this machine only).
+        public var address = "0.0.0.0"
+        /// 0: any free port (tests).
+        public var port = 8080
+        /// Allows control (POST /api); nil: the gallery is read-only. At least 16 characters.
+        public var token: String? = nil
+        /// The gallery's address as phones reach it (QR codes); nil: http://<this machine's first
+        /// LAN address>:<port>/.
+        public var url: String? = nil
+        public var connections = 32
+        public var idleSeconds = 15
+        public var previewViewers = 2
         public init() {}
     }
 
@@ -204,6 +230,7 @@ public struct Config: Sendable, Equatable {
     public var capture = CaptureSection()
     public var video = VideoSection()
     public var snapshot = SnapshotSection()
+    public var web = WebSection()
     /// Where the values came from (a path, or "built-in defaults"); for logging.
     public var source = "built-in defaults"
     /// Things worth a log line that are not errors (e.g. "no config file, using defaults").
@@ -440,8 +467,14 @@ public struct Config: Sendable, Equatable {
         }
         try r.section("capture") { r throws(ConfigError) in
             var c = CaptureSection()
-            c.queueLength = try r.integer("queueLength", in: 1...16) ?? c.queueLength
+            if case .string(let text)? = r.value("queueLength") {
+                guard text == "auto" else { throw fail(r.path("queueLength"), "must be a number from 1 to 64 or \"auto\", not \"\(text)\"") }
+            } else {
+                c.queueLength = try r.integer("queueLength", in: 1...64)
+            }
+            c.format = try r.choice("format", PhotoFormat.self) ?? c.format
             c.heicQuality = try r.integer("heicQuality", in: 1...100) ?? c.heicQuality
+            c.jpegQuality = try r.integer("jpegQuality", in: 1...100) ?? c.jpegQuality
             if let p = try r.optionalString("x265Preset") {
                 guard x265Presets.contains(p) else {
                     throw fail(r.path("x265Preset"), "\"\(p)\" is not one of \(x265Presets.joined(separator: ", "))")
@@ -492,7 +525,33 @@ public struct Config: Sendable, Equatable {
             }
             config.snapshot.directories = dirs
         }
-        try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot")
+        try r.section("web") { r throws(ConfigError) in
+            var w = WebSection()
+            w.enabled = try r.bool("enabled") ?? w.enabled
+            if let a = try r.optionalString("address") {
+                var v4 = in_addr(), v6 = in6_addr()
+                guard inet_pton(AF_INET, a, &v4) == 1 || inet_pton(AF_INET6, a, &v6) == 1 else {
+                    throw fail(r.path("address"), "\"\(a)\" is not an IPv4 or IPv6 address")
+                }
+                w.address = a
+            }
+            w.port = try r.integer("port", in: 0...65535) ?? w.port
+            if let t = try r.optionalString("token") {
+                guard t.count >= 16, t.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                    throw fail(r.path("token"), "must be at least 16 printable ASCII characters without spaces")
+                }
+                w.token = t
+            }
+            if let u = try r.optionalString("url") {
+                guard u.hasPrefix("http://") || u.hasPrefix("https://") else { throw fail(r.path("url"), "must start with http:// or https://") }
+                w.url = u.hasSuffix("/") ? u : u + "/"
+            }
+            w.connections = try r.integer("connections", in: 4...1024) ?? w.connections
+            w.idleSeconds = try r.integer("idleSeconds", in: 1...300) ?? w.idleSeconds
+            w.previewViewers = try r.integer("previewViewers", in: 0...16) ?? w.previewViewers
+            config.web = w
+        }
+        try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot, web")
         return config
     }
 
@@ -543,7 +602,8 @@ extension Config {
 
     /// Keys a running daemon takes over on SIGHUP; every other change waits for a restart.
     public static let reloadableKeys: Set<String> = [
-        "storage.reserveMB", "capture.queueLength", "capture.heicQuality", "capture.x265Preset", "capture.keepOriginal",
+        "storage.reserveMB", "capture.queueLength", "capture.format", "capture.heicQuality", "capture.jpegQuality",
+        "capture.x265Preset", "capture.keepOriginal",
         "license.publicKey", "license.file", "snapshot.directories",
         "defaults.preset", "defaults.intensity", "defaults.ev", "defaults.handedness", "defaults.grid",
         "presetsDirectory", "video.bitrateMbps", "video.encoder", "video.x264Preset", "video.keyframeInterval",

@@ -10,6 +10,7 @@ import StrictJSON
 import System
 import Video
 import Viewfinder
+import WebGallery
 
 /// The daemon's brain. Owns `CameraState` and changes it only through `StateRules`; carries
 /// out the effects in one place (`carryOut`); runs the loop on the thread that calls `run()`:
@@ -75,6 +76,8 @@ public final class Controller {
     private var banner: (text: String, until: Deadline)?
     private var intensityVisibleUntil = Deadline(nanoseconds: 0)
     private var savedPhotos = 0
+    /// The web gallery's address, when it runs.
+    private var webURL: String?
     private var lastPhoto: String?
     private var refusalLog = LogThrottle(interval: 5)
 
@@ -138,7 +141,7 @@ public final class Controller {
                                       previewHeight: pipeline.gradeHeight,
                                       controls: CameraControls(ev: state.ev, aeLocked: false, afLocked: false))
         let reports = self.reports, storage = self.storage
-        captures = CaptureQueue(capacity: config.capture.queueLength, heic: Self.heicOptions(config),
+        captures = CaptureQueue(capacity: Self.queueCapacity(config, lenses: devices.camera.lenses), encoding: Self.encoding(config),
                                 threads: ProcessInfo.processInfo.activeProcessorCount) { job, result in
             storage.release(bytes: job.promisedBytes)
             switch result {
@@ -167,8 +170,19 @@ public final class Controller {
         }
     }
 
-    static func heicOptions(_ config: Config) -> HEICOptions {
-        HEICOptions(quality: Double(config.capture.heicQuality) / 100, x265Preset: config.capture.x265Preset)
+    static func encoding(_ config: Config) -> CaptureQueue.Encoding {
+        CaptureQueue.Encoding(heic: HEICOptions(quality: Double(config.capture.heicQuality) / 100, x265Preset: config.capture.x265Preset),
+                              jpegQuality: config.capture.jpegQuality)
+    }
+
+    /// `capture.queueLength`, or what the largest still and the memory allow ("auto"), logged.
+    static func queueCapacity(_ config: Config, lenses: [Lens]) -> Int {
+        if let n = config.capture.queueLength { return n }
+        let pixels = lenses.map { $0.stillWidth * $0.stillHeight }.max() ?? 4056 * 3040
+        let memory = SystemMemory.limitBytes()
+        let n = CaptureQueue.automaticCapacity(stillPixels: pixels, memoryBytes: memory)
+        Log.info("capture queue: \(n) photo\(n == 1 ? "" : "s") (stills of \(pixels * 3 / 1_000_000) MB, \(memory / 1_048_576) MB of memory)")
+        return n
     }
 
     static func checkLicense(_ config: Config) -> Bool {
@@ -236,6 +250,12 @@ public final class Controller {
         return parts.joined(separator: " · ")
     }
 
+    /// The web gallery runs: the preview is offered to its viewers, status says where it is.
+    public func attachWeb(live: LiveFrames, url: String) {
+        pipeline.live = live
+        webURL = url
+    }
+
     /// Stops the camera and waits (at most `timeout` s) for queued photos to be saved.
     public func shutdown(timeout: Double = 30) {
         notifier.stopping()
@@ -277,9 +297,12 @@ public final class Controller {
         next.video.audioDevice = fresh.video.audioDevice
         next.video.audioChannels = fresh.video.audioChannels
         next.video.audioSampleRate = fresh.video.audioSampleRate
+        if next.capture.format != config.capture.format || next.capture.keepOriginal != config.capture.keepOriginal {
+            sizeEstimate = PhotoSizeEstimate()   // what was learnt was for other files
+        }
         config = next
         storage.reserveBytes = Int64(next.storage.reserveMB) * 1_048_576
-        captures.reconfigure(capacity: next.capture.queueLength, heic: Self.heicOptions(next))
+        captures.reconfigure(capacity: Self.queueCapacity(next, lenses: supervisor.lenses), encoding: Self.encoding(next))
         state.defaultIntensity = next.defaults.intensity / 100
         if applied.contains(where: { $0.hasPrefix("license.") }) { licensed = Self.checkLicense(next) }
         // The user presets are read again (a look may have been added), wherever they are now.
@@ -335,7 +358,8 @@ public final class Controller {
     /// The bytes the next photo is expected to take.
     private var expectedPhotoBytes: Int64 {
         let lens = supervisor.currentLens
-        return sizeEstimate.bytes(pixels: (lens?.stillWidth ?? 4056) * (lens?.stillHeight ?? 3040), keepOriginal: config.capture.keepOriginal)
+        return sizeEstimate.bytes(pixels: (lens?.stillWidth ?? 4056) * (lens?.stillHeight ?? 3040), keepOriginal: config.capture.keepOriginal,
+                                  files: config.capture.format.files.count)
     }
 
     func overlayModel() -> OverlayModel {
@@ -481,12 +505,12 @@ public final class Controller {
         }
         let bytes = expectedPhotoBytes
         let path: String
-        do { path = try storage.reserve(bytes: bytes) } catch {
+        do { path = try storage.reserve(bytes: bytes, extension: config.capture.format.primaryExtension) } catch {
             if case .full = error { return refuse("Storage full", log: "\(error)") }
             return refuse("Storage unavailable", log: "\(error)")
         }
-        let still: RGBImage, metadata: FrameMetadata
-        do { (still, metadata) = try supervisor.captureStill() } catch {
+        let still: CapturedStill
+        do { still = try supervisor.captureStill() } catch {
             storage.release(bytes: bytes)
             Log.error("\(path): still capture failed: \(error)")
             return .failure(Refusal(message: "Capture failed"))
@@ -495,10 +519,11 @@ public final class Controller {
             storage.release(bytes: bytes)
             return .failure(Refusal(message: "No camera"))
         }
-        var job = CaptureJob(still: still, metadata: metadata, lens: lens, preset: currentPreset,
+        var job = CaptureJob(still: still, lens: lens, preset: currentPreset,
                              intensity: state.intensity, grainSeed: RenderSettings().grainSeed, grainFrame: pipeline.grainClock.frame,
                              orientation: analyzer.orientation, watermark: watermarked, path: path, date: Date(),
                              keepOriginal: config.capture.keepOriginal)
+        job.format = config.capture.format
         job.promisedBytes = bytes
         guard captures.submit(job) else {
             storage.release(bytes: bytes)
@@ -732,12 +757,14 @@ public final class Controller {
             "lenses": .array(supervisor.lenses.map { .string($0.label) }), "sensors": .array(supervisor.lenses.map { .string($0.sensorModel) }),
             "mode": .string(state.mode.rawValue),
             "grid": .bool(state.grid), "handedness": .string(state.handedness.rawValue), "aeLocked": .bool(state.aeLocked),
-            "afLocked": .bool(state.afLocked), "queue": .int(captures.pending), "saved": .int(savedPhotos), "licensed": .bool(licensed),
+            "afLocked": .bool(state.afLocked), "queue": .int(captures.pending), "queueCapacity": .int(captures.capacity), "saved": .int(savedPhotos), "licensed": .bool(licensed),
             "onboardingDone": .bool(state.onboardingDone), "camera": .string(supervisor.statusText),
             "display": .string(pipeline.display.name), "watermark": .bool(watermarked),
         ]
         if let lastPhoto { s["lastPhoto"] = .string(lastPhoto) }
+        if let webURL { s["web"] = .string(webURL) }
         s["recording"] = .bool(state.recording)
+        s["framesShown"] = .int(pipeline.framesShown)
         // Whether frames show the chosen look yet (it compiles in the background after a change).
         s["lookReady"] = .bool(pipeline.lookInUse == state.presetID)
         if let recorder {

@@ -132,6 +132,18 @@ public enum Daemon {
                                     handle: handle)
         server.start()
         Log.info("control socket at \(config.socket.path); take a photo with: loopix ctl capture")
+        // The web gallery: a failure to start is one error line; the camera runs without it.
+        var web: WebService?
+        if config.web.enabled {
+            do {
+                let service = try WebService(config: config, handle: handle)
+                web = service
+                controller.attachWeb(live: service.live, url: service.url)
+                Log.info("web gallery at \(service.url)\(config.web.token == nil ? " (read-only: no web.token)" : "")")
+            } catch {
+                Log.error("\(error); no web gallery")
+            }
+        }
 
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -148,6 +160,7 @@ public enum Daemon {
             sources.append(source)
         }
         controller.run()
+        web?.stop()
         server.close()
         controller.shutdown(timeout: 60)
         sources.forEach { $0.cancel() }

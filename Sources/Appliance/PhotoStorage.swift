@@ -205,8 +205,9 @@ public final class PhotoStorage: Sendable {
 
 /// How many bytes the next photo will take, learnt from the photos saved: the largest bytes
 /// per pixel among the last few, with a margin (film grain makes photos big and their size
-/// varies with the scene). Before any photo is saved: 1 byte per pixel for the HEIC (a grainy
-/// 12 MP photo at quality 90 is 9–10 MB), plus 3 per pixel for a kept original PNG.
+/// varies with the scene). Before any photo is saved: 1 byte per pixel for each file, HEIC or
+/// JPEG (a grainy 12 MP HEIC at quality 70 is about 6 MB, a JPEG at 90 less), plus 3 per pixel for a
+/// kept original PNG.
 public struct PhotoSizeEstimate: Sendable {
     public static let margin = 1.25
     public static let initialBytesPerPixel = 1.0
@@ -221,9 +222,11 @@ public struct PhotoSizeEstimate: Sendable {
         if recent.count > 8 { recent.removeFirst() }
     }
 
-    /// The bytes to promise for a photo of `pixels` pixels (and its original, if kept).
-    public func bytes(pixels: Int, keepOriginal: Bool) -> Int64 {
-        let perPixel = max(recent.max() ?? Self.initialBytesPerPixel, 0.05) * Self.margin + (keepOriginal ? 3 : 0)
+    /// The bytes to promise for a photo of `pixels` pixels in `files` files (HEIC and JPEG: 2),
+    /// and its original, if kept. What is learnt is per photo, all its files together.
+    public func bytes(pixels: Int, keepOriginal: Bool, files: Int = 1) -> Int64 {
+        let learnt = recent.max() ?? Self.initialBytesPerPixel * Double(max(1, files))
+        let perPixel = max(learnt, 0.05) * Self.margin + (keepOriginal ? 3 : 0)
         return Int64(Double(pixels) * perPixel) + 65_536
     }
 }

@@ -7,6 +7,7 @@ import Foundation
 import System
 import Video
 import Viewfinder
+import WebGallery
 
 /// The live preview from the camera's frame to the screen: the buffers (allocated once per
 /// size), the film engine on every core, the on-screen interface, and the display itself —
@@ -39,6 +40,8 @@ final class PreviewPipeline {
         return m
     }()
     private(set) var composed: RGBImage
+    /// The web's live preview: offered the screen's picture while someone watches.
+    var live: LiveFrames?
     private var renderer: FilmRenderer?
     private var overlay: OverlayRenderer
     private(set) var grainClock = GrainClock()
@@ -145,7 +148,12 @@ final class PreviewPipeline {
         show()
     }
 
+    /// Frames put on the screen since start (status reports it; the preview's rate is its slope).
+    private(set) var framesShown = 0
+
     private func show() {
+        framesShown &+= 1
+        if let live, live.wanted { live.offer(composed) }
         do { try display.show(composed) } catch {
             guard !(display is HeadlessDisplay),
                   let headless = try? HeadlessDisplay(width: composed.width, height: composed.height) else { return }

@@ -207,8 +207,9 @@ CImageShim_JpegEncoder *CImageShim_jpegEncoderCreate(void) {
     return enc;
 }
 
-int CImageShim_jpegEncode(CImageShim_JpegEncoder *enc, const unsigned char *rgb, int width, int height,
-                          size_t rowStride, int quality, const unsigned char *app1, unsigned int app1Length) {
+int CImageShim_jpegEncodeStart(CImageShim_JpegEncoder *enc, int width, int height, int quality,
+                               const unsigned char *app1, unsigned int app1Length,
+                               const unsigned char *icc, unsigned int iccLength) {
     if (!enc->created) {
         if (!enc->err.message[0]) snprintf(enc->err.message, sizeof enc->err.message, "cannot create encoder");
         return -1;
@@ -225,9 +226,25 @@ int CImageShim_jpegEncode(CImageShim_JpegEncoder *enc, const unsigned char *rgb,
     if (app1) enc->cinfo.write_JFIF_header = FALSE; // EXIF's APP1 should follow SOI directly
     jpeg_start_compress(&enc->cinfo, TRUE);
     if (app1) jpeg_write_marker(&enc->cinfo, JPEG_APP0 + 1, app1, app1Length);
-    while (enc->cinfo.next_scanline < enc->cinfo.image_height) {
-        JSAMPROW row = (JSAMPROW)(rgb + (size_t)enc->cinfo.next_scanline * rowStride);
+    if (icc) jpeg_write_icc_profile(&enc->cinfo, icc, iccLength);  // APP2 ICC_PROFILE chunks
+    return 0;
+}
+
+int CImageShim_jpegEncodeRows(CImageShim_JpegEncoder *enc, const unsigned char *rgb, int rows, size_t rowStride) {
+    if (setjmp(enc->err.jump)) return -1;
+    for (int r = 0; r < rows && enc->cinfo.next_scanline < enc->cinfo.image_height; r++) {
+        JSAMPROW row = (JSAMPROW)(rgb + (size_t)r * rowStride);
         jpeg_write_scanlines(&enc->cinfo, &row, 1);
+    }
+    return 0;
+}
+
+int CImageShim_jpegEncodeFinish(CImageShim_JpegEncoder *enc) {
+    if (setjmp(enc->err.jump)) return -1;
+    if (enc->cinfo.next_scanline < enc->cinfo.image_height) {
+        snprintf(enc->err.message, sizeof enc->err.message, "only %u of %u rows were given",
+                 (unsigned)enc->cinfo.next_scanline, (unsigned)enc->cinfo.image_height);
+        return -1;
     }
     jpeg_finish_compress(&enc->cinfo);
     return 0;

@@ -112,11 +112,38 @@ public protocol CameraSource: AnyObject {
     /// Waits up to `timeout` seconds for the next preview frame and writes it into `frame`
     /// (already the preview size; no allocation). Throws `.timeout` when none came.
     func nextPreviewFrame(into frame: inout RGBImage, timeout: Double) throws -> FrameMetadata
-    /// A full-resolution still of the current lens, without stopping the preview for long.
-    func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata)
+    /// A full-resolution still of the current lens, without stopping the preview for long:
+    /// exposed and copied now, converted to RGB later (`CapturedStill.image()`).
+    func captureStill() throws -> CapturedStill
     /// Whether a still can be taken without stopping the stream (a still stream beside the
     /// viewfinder): what taking one while recording needs.
     var stillsWhileStreaming: Bool { get }
+}
+
+/// A still as the sensor gave it, before its conversion to RGB. Taking it costs the exposure
+/// and a copy of the frame; the conversion (a 12 MP frame takes tens of milliseconds, much
+/// more on a Pi Zero) runs when `image()` is called — on the capture queue — so the shutter is
+/// ready for the next photo at once.
+public struct CapturedStill: Sendable {
+    public let metadata: FrameMetadata
+    public let width: Int
+    public let height: Int
+    private let convert: @Sendable () throws -> RGBImage
+
+    public init(metadata: FrameMetadata, width: Int, height: Int, convert: @escaping @Sendable () throws -> RGBImage) {
+        self.metadata = metadata
+        self.width = width
+        self.height = height
+        self.convert = convert
+    }
+
+    /// An already converted still.
+    public init(image: RGBImage, metadata: FrameMetadata) {
+        self.init(metadata: metadata, width: image.width, height: image.height) { image }
+    }
+
+    /// The full-resolution RGB still.
+    public func image() throws -> RGBImage { try convert() }
 }
 
 /// A camera that can be told to fail on purpose — the simulated one. The daemon's `simulate`

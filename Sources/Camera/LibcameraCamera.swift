@@ -198,7 +198,7 @@ public final class LibcameraCamera: CameraSource {
     /// still means reconfiguring (vimc).
     public var stillsWhileStreaming: Bool { stillTogether }
 
-    public func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata) {
+    public func captureStill() throws -> CapturedStill {
         guard let open else { throw CameraError.failed("camera not started") }
         if stillTogether {
             // The pipeline streams both: add the still buffer to the next request.
@@ -218,14 +218,15 @@ public final class LibcameraCamera: CameraSource {
         return try result.get()
     }
 
-    private func waitStill(stream: Int32, info: CLibcameraShim_StreamInfo, timeout: Double) throws -> (image: RGBImage, metadata: FrameMetadata) {
+    /// Waits for the still and copies its bytes out of the request's buffer (which goes back to
+    /// libcamera at once); the conversion to RGB is left to `CapturedStill.image()`.
+    private func waitStill(stream: Int32, info: CLibcameraShim_StreamInfo, timeout: Double) throws -> CapturedStill {
         guard let open else { throw CameraError.failed("camera not started") }
         guard let format = CameraPixelFormat(fourcc: info.fourcc) else {
             throw CameraError.failed("unsupported still pixel format 0x\(String(info.fourcc, radix: 16))")
         }
         let w = Int(info.width), h = Int(info.height)
         let converter = FrameConverter(format: format, sourceWidth: w, sourceHeight: h, stride: Int(info.stride), width: w, height: h)
-        var image = RGBImage(width: w, height: h)
         let deadline = Deadline.after(seconds: timeout)
         while !deadline.hasPassed {
             var f = CLibcameraShim_Frame()
@@ -234,8 +235,12 @@ public final class LibcameraCamera: CameraSource {
             guard rc == 0 else { throw Self.error(rc, "waiting for a still") }
             defer { CLibcameraShim_releaseFrame(open, f.cookie) }
             guard f.stream == stream else { continue }
-            try converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &image)
-            return (image, Self.metadata(f))
+            let raw = [UInt8](UnsafeRawBufferPointer(start: f.data, count: Int(f.length)))
+            return CapturedStill(metadata: Self.metadata(f), width: w, height: h) {
+                var image = RGBImage(width: w, height: h)
+                try raw.withUnsafeBytes { try converter.convert($0, into: &image) }
+                return image
+            }
         }
         throw CameraError.timeout("no still within \(Int(timeout)) s")
     }

@@ -311,7 +311,7 @@ public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
     /// The simulated sensor renders stills beside its preview.
     public var stillsWhileStreaming: Bool { true }
 
-    public func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata) {
+    public func captureStill() throws -> CapturedStill {
         let deadline = clock.now() + Self.nanoseconds(stillTimeout)
         while true {
             let now = clock.now()
@@ -334,8 +334,12 @@ public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
             }
             switch plan {
             case .capture(let scene, let photo, let gain, let lens, let metadata):
-                // Rendered outside the lock: a full-resolution still takes a while.
-                return (renderStill(scene: scene, photo: photo, gain: gain, lens: lens), metadata)
+                // The moment is fixed now (scene, gain, lens); the pixels are made when the
+                // still is converted, as a sensor's raw frame is.
+                let size = lenses[lens]
+                return CapturedStill(metadata: metadata, width: size.stillWidth, height: size.stillHeight) { [self] in
+                    renderStill(scene: scene, photo: photo, gain: gain, lens: lens)
+                }
             case .wait(let ns):
                 clock.sleep(ns)
             case .timeOut(let ns):

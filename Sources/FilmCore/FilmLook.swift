@@ -111,8 +111,11 @@ public final class FilmRenderer: @unchecked Sendable {
     /// same buffer) on `threads` threads, in strips of rows. `grainFrame` picks the grain
     /// pattern (see `GrainClock`). `intensity` overrides the look's own for this frame, so a
     /// dial can move without recompiling the look.
+    /// `parallel` runs the strips (Dispatch's pool unless told otherwise: a photo develops on
+    /// `BackgroundThreads`, below the preview).
     public func render(source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
-                       grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all, intensity: Double? = nil) {
+                       grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all, intensity: Double? = nil,
+                       parallel: any ParallelWork = DispatchParallelWork()) {
         let weight = intensity.map { Int32((min(max($0, 0), 1) * 256).rounded()) } ?? look.blendWeight
         let threads = max(1, min(threads, height))
         if threads == 1 {
@@ -123,7 +126,7 @@ public final class FilmRenderer: @unchecked Sendable {
         let stripRows = 16
         let strips = (height + stripRows - 1) / stripRows
         let src = UInt(bitPattern: source), dst = UInt(bitPattern: destination)
-        DispatchQueue.concurrentPerform(iterations: threads) { t in
+        parallel.perform(iterations: threads) { t in
             var s = t
             while s < strips {
                 let rows = (s * stripRows)..<min((s + 1) * stripRows, height)
@@ -136,11 +139,11 @@ public final class FilmRenderer: @unchecked Sendable {
 
     /// Renders an image in place.
     public func render(_ image: inout RGBImage, grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all,
-                       intensity: Double? = nil) {
+                       intensity: Double? = nil, parallel: any ParallelWork = DispatchParallelWork()) {
         precondition(image.width == width && image.height == height, "image is not the renderer's size")
         image.pixels.withUnsafeMutableBufferPointer { p in
             render(source: UnsafePointer(p.baseAddress!), destination: p.baseAddress!, grainFrame: grainFrame, threads: threads,
-                   stages: stages, intensity: intensity)
+                   stages: stages, intensity: intensity, parallel: parallel)
         }
     }
 

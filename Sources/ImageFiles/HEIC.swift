@@ -64,14 +64,9 @@ enum HEICCodec {
         let exif = try metadata.map {
             try ExifWriter.build($0, width: image.width, height: image.height, colorSpace: 0xFFFF, path: path)
         }
-        let p3 = ICCProfile.displayP3()
-        guard let srgbProfile = LcmsProfile.sRGB(), let p3Profile = LcmsProfile.displayP3(),
-              let toP3 = LcmsTransform(from: srgbProfile, to: p3Profile), !p3.isEmpty else {
-            throw ImageFileError.colorManagement(path: path, action: "building the sRGB → Display P3 transform", message: "lcms2 failed")
-        }
-
+        let p3 = try ColorConversion.toDisplayP3(path: path)
         return try HEICGrid.encode(image, exif: exif, orientation: metadata?.orientation, options: options,
-                                   transform: toP3, icc: embedICC ? p3 : nil, path: path)
+                                   transform: p3.transform, icc: embedICC ? p3.icc : nil, path: path)
     }
 
     static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> DecodedPhoto {

@@ -1,5 +1,7 @@
 import CHeif
+import Dispatch
 import FilmCore
+import System
 
 /// Photos are stored as HEVC pictures of at most 512×512 (as iPhones do): each is converted
 /// (sRGB → Display P3 → YCbCr 4:2:0, two rows at a time) and encoded by libheif/x265 on its own,
@@ -34,24 +36,45 @@ enum HEICGrid {
         guard layout.columns <= 256, layout.rows <= 256 else {
             throw ImageFileError.invalidArgument(path: path, message: "image \(w)×\(h) needs more than 256×256 tiles")
         }
-        let nclx = try HeifNCLX(primaries: 12, transfer: 13, matrix: 6, fullRange: true, path: path)
-        var tiles: [Tile] = []
-        tiles.reserveCapacity(layout.rows * layout.columns)
-        let rowBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 2 * tw * 3)
-        defer { rowBuffer.deallocate() }
+        let count = layout.rows * layout.columns
+        // Tiles are independent: `workers` threads each take the next tile, convert and encode
+        // it with an encoder of their own, so at most `workers` x265 encoders are alive at once.
+        // The file is assembled in tile order whatever order they finish in.
+        let workers = max(1, min(options.encoders, count))
+        let progress = Locked((next: 0, tiles: [Tile?](repeating: nil, count: count), failure: nil as Error?))
         try image.pixels.withUnsafeBytes { src in
-            let base = src.baseAddress!
-            for ty in 0..<layout.rows {
-                for tx in 0..<layout.columns {
-                    let ycc = try makeTile(base, width: w, height: h, x0: tx * tw, y0: ty * th, tileWidth: tw, tileHeight: th,
-                                           transform: transform, buffer: rowBuffer, path: path)
-                    try ycc.setNCLX(nclx, path: path)
-                    tiles.append(try encodeTile(ycc, width: tw, height: th, nclx: nclx, options: options, path: path))
+            let base = UInt(bitPattern: src.baseAddress!)
+            options.parallel.perform(iterations: workers) { _ in
+                let rowBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 2 * tw * 3)
+                defer { rowBuffer.deallocate() }
+                while let i = progress.withLock({ p -> Int? in
+                    guard p.failure == nil, p.next < count else { return nil }
+                    defer { p.next += 1 }
+                    return p.next
+                }) {
+                    do {
+                        // The nclx profile is the worker's own: no C object is shared but the
+                        // read-only colour transform.
+                        let nclx = try HeifNCLX(primaries: 12, transfer: 13, matrix: 6, fullRange: true, path: path)
+                        let ycc = try makeTile(UnsafeRawPointer(bitPattern: base)!, width: w, height: h,
+                                               x0: i % layout.columns * tw, y0: i / layout.columns * th,
+                                               tileWidth: tw, tileHeight: th, transform: transform, buffer: rowBuffer, path: path)
+                        try ycc.setNCLX(nclx, path: path)
+                        let tile = try encodeTile(ycc, width: tw, height: th, nclx: nclx, options: options, path: path)
+                        progress.withLock { $0.tiles[i] = tile }
+                    } catch {
+                        progress.withLock { if $0.failure == nil { $0.failure = error } }
+                    }
                 }
             }
         }
-        return buildFile(width: w, height: h, layout: layout, tiles: tiles, icc: icc, exif: exif, orientation: orientation)
+        let (tiles, failure) = progress.withLock { ($0.tiles, $0.failure) }
+        if let failure { throw failure }
+        return buildFile(width: w, height: h, layout: layout, tiles: tiles.map { $0! }, icc: icc, exif: exif, orientation: orientation)
     }
+
+    /// How many x265 encoders are alive now and at most so far (tests check the bound).
+    static let liveEncoders = Locked((now: 0, peak: 0))
 
     /// One tile: rows two at a time through lcms2, then BT.601 full-range YCbCr 4:2:0. Pixels
     /// past the image's right and bottom edges repeat the edge.
@@ -103,10 +126,16 @@ enum HEICGrid {
     static func encodeTile(_ ycc: HeifImage, width: Int, height: Int, nclx: HeifNCLX, options: HEICOptions, path: String) throws -> Tile {
         let context = try HeifContext(path: path, format: .heic)
         let encoder = try HeifEncoder(context: context, path: path)
+        liveEncoders.withLock { $0.now += 1; $0.peak = max($0.peak, $0.now) }
+        defer { liveEncoders.withLock { $0.now -= 1 } }
         try HEICCodec.check(heif_encoder_set_lossy_quality(encoder.pointer, Int32((options.quality * 100).rounded())),
                             path: path, encoding: true, doing: "setting quality")
         try HEICCodec.check(heif_encoder_set_parameter_string(encoder.pointer, "preset", options.x265Preset),
                             path: path, encoding: true, doing: "setting x265 preset")
+        // No thread pool inside x265: the tiles are the parallelism (one encoder per thread),
+        // and a pool per 512×512 tile would only add threads fighting for the same cores.
+        try HEICCodec.check(heif_encoder_set_parameter_string(encoder.pointer, "x265:pools", "none"),
+                            path: path, encoding: true, doing: "turning off x265's thread pool")
         let encodingOptions = try HeifEncodingOptions(path: path)
         encodingOptions.pointer.pointee.output_nclx_profile = nclx.pointer
         encodingOptions.pointer.pointee.macOS_compatibility_workaround = 0 // no grid wrapper around the tile

@@ -104,12 +104,16 @@ struct TransferCurve {
 }
 
 /// Owns one cmsHTRANSFORM between two 8-bit RGB encodings (relative colorimetric).
-final class LcmsTransform {
+/// Sendable: created without the 1-pixel cache (`cmsFLAGS_NOCACHE`), `cmsDoTransform` only
+/// reads the transform, which lcms2 documents as safe from several threads at once.
+final class LcmsTransform: @unchecked Sendable {
     let handle: cmsHTRANSFORM
 
     init?(from source: LcmsProfile, to destination: LcmsProfile) {
+        // No 1-pixel cache: the cache is written by every cmsDoTransform, and the HEIC tiles
+        // share one transform across threads (the output is the same without it).
         guard let h = cmsCreateTransform(source.handle, lcmsTypeRGB8, destination.handle, lcmsTypeRGB8,
-                                         UInt32(INTENT_RELATIVE_COLORIMETRIC), 0) else { return nil }
+                                         UInt32(INTENT_RELATIVE_COLORIMETRIC), UInt32(cmsFLAGS_NOCACHE)) else { return nil }
         handle = h
     }
     deinit { cmsDeleteTransform(handle) }
@@ -164,6 +168,16 @@ enum ColorConversion {
                                                  message: "lcms2 failed")
         }
         return try transform(from: profile, path: path)
+    }
+
+    /// What every photo is stored in: sRGB → Display P3 (relative colorimetric), with the
+    /// profile to embed.
+    static func toDisplayP3(path: String) throws -> (transform: LcmsTransform, icc: [UInt8]) {
+        let icc = ICCProfile.displayP3()
+        guard let srgb = LcmsProfile.sRGB(), let p3 = LcmsProfile.displayP3(), let t = LcmsTransform(from: srgb, to: p3), !icc.isEmpty else {
+            throw ImageFileError.colorManagement(path: path, action: "building the sRGB → Display P3 transform", message: "lcms2 failed")
+        }
+        return (t, icc)
     }
 
     static func transform(from source: LcmsProfile, path: String) throws -> LcmsTransform {

@@ -4,7 +4,8 @@ import FilmCore
 
 /// libjpeg through the setjmp-guarded CImageShim helpers.
 enum JPEGCodec {
-    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> DecodedPhoto {
+    /// `applyProfile: false` leaves the pixels in the embedded profile's space (tests look at them).
+    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit, applyProfile: Bool = true) throws -> DecodedPhoto {
         try bytes.withUnsafeBufferPointer { buffer in
             let decoder = try JpegDecoder(buffer, path: path)
             var w32: Int32 = 0, h32: Int32 = 0
@@ -29,7 +30,7 @@ enum JPEGCodec {
                 guard CImageShim_jpegDecoderReadRGB(decoder.pointer, $0, Int32(orientation)) == 0 else { throw decoder.error() }
             }
             var image = orientation >= 5 ? RGBImage(width: h, height: w, pixels: pixels) : RGBImage(width: w, height: h, pixels: pixels)
-            if let icc {
+            if let icc, applyProfile {
                 let t = try ColorConversion.toSRGB(icc: icc, path: path)
                 ColorConversion.apply(t, to: &image.pixels, width: image.width, height: image.height)
             }
@@ -37,31 +38,46 @@ enum JPEGCodec {
         }
     }
 
-    static func encode(_ image: RGBImage, metadata: PhotoMetadata?, quality: Int, path: String) throws -> [UInt8] {
+    /// Display P3 with its ICC profile and EXIF, as the HEIC photos are: the pixels are
+    /// converted 16 rows at a time as libjpeg takes them, so no second full-size copy exists.
+    /// `displayP3: false` writes the sRGB pixels as they are, without a profile.
+    static func encode(_ image: RGBImage, metadata: PhotoMetadata?, quality: Int, displayP3: Bool = true, path: String) throws -> [UInt8] {
         guard (1...100).contains(quality) else {
             throw ImageFileError.invalidArgument(path: path, message: "JPEG quality \(quality) is not in 1...100")
         }
         let exif = try metadata.map {
-            try ExifWriter.build($0, width: image.width, height: image.height, colorSpace: 1, path: path)
+            try ExifWriter.build($0, width: image.width, height: image.height, colorSpace: displayP3 ? 0xFFFF : 1, path: path)
         }
         guard (exif?.count ?? 0) <= 65533 else {
             throw ImageFileError.exif(path: path, action: "embedding EXIF in JPEG", message: "\(exif!.count) bytes exceed one APP1 segment")
         }
+        let p3 = displayP3 ? try ColorConversion.toDisplayP3(path: path) : nil
         let encoder = try JpegEncoder(path: path)
-        let status = image.pixels.withUnsafeBufferPointer { rgb in
-            if let exif {
-                return exif.withUnsafeBufferPointer {
-                    CImageShim_jpegEncode(encoder.pointer, rgb.baseAddress, Int32(image.width), Int32(image.height),
-                                          image.width * 3, Int32(quality), $0.baseAddress, UInt32($0.count))
+        let w = image.width, h = image.height, band = 16
+        let started = (p3?.icc ?? []).withUnsafeBufferPointer { icc in
+            (exif ?? []).withUnsafeBufferPointer { app1 in
+                CImageShim_jpegEncodeStart(encoder.pointer, Int32(w), Int32(h), Int32(quality),
+                                           exif == nil ? nil : app1.baseAddress, UInt32(app1.count),
+                                           p3 == nil ? nil : icc.baseAddress, UInt32(icc.count))
+            }
+        }
+        guard started == 0 else { throw encoder.error() }
+        let rows = UnsafeMutablePointer<UInt8>.allocate(capacity: band * w * 3)
+        defer { rows.deallocate() }
+        let written = image.pixels.withUnsafeBytes { rgb -> Int32 in
+            for y in stride(from: 0, to: h, by: band) {
+                let n = min(band, h - y)
+                let source = rgb.baseAddress! + y * w * 3
+                if let p3 {
+                    p3.transform.apply(source, rows, pixelCount: n * w)
+                    guard CImageShim_jpegEncodeRows(encoder.pointer, rows, Int32(n), w * 3) == 0 else { return -1 }
+                } else {
+                    guard CImageShim_jpegEncodeRows(encoder.pointer, source.assumingMemoryBound(to: UInt8.self), Int32(n), w * 3) == 0 else { return -1 }
                 }
             }
-            return CImageShim_jpegEncode(encoder.pointer, rgb.baseAddress, Int32(image.width), Int32(image.height),
-                                         image.width * 3, Int32(quality), nil, 0)
+            return CImageShim_jpegEncodeFinish(encoder.pointer)
         }
-        guard status == 0 else {
-            throw ImageFileError.encode(path: path, format: .jpeg, code: Int(CImageShim_jpegEncoderCode(encoder.pointer)),
-                                        message: String(cString: CImageShim_jpegEncoderMessage(encoder.pointer)))
-        }
+        guard written == 0 else { throw encoder.error() }
         var length = 0
         guard let out = CImageShim_jpegEncoderOutput(encoder.pointer, &length), length > 0 else {
             throw ImageFileError.encode(path: path, format: .jpeg, code: 0, message: "libjpeg produced no data")
@@ -94,13 +110,21 @@ final class JpegDecoder {
 /// Owns a CImageShim_JpegEncoder and its output buffer.
 final class JpegEncoder {
     let pointer: OpaquePointer
+    let path: String
     init(path: String) throws {
         guard let p = CImageShim_jpegEncoderCreate() else {
             throw ImageFileError.encode(path: path, format: .jpeg, code: 0, message: "out of memory")
         }
         pointer = p
+        self.path = path
     }
     deinit { CImageShim_jpegEncoderDestroy(pointer) }
+
+    /// What libjpeg reported.
+    func error() -> ImageFileError {
+        .encode(path: path, format: .jpeg, code: Int(CImageShim_jpegEncoderCode(pointer)),
+                message: String(cString: CImageShim_jpegEncoderMessage(pointer)))
+    }
 }
 
 /// Owns a CImageShim_PngMetadata.
@@ -118,7 +142,8 @@ enum PNGCodec {
     /// Any PNG → 8-bit sRGB RGB. 16-bit → 8-bit; grey and palette expand to RGB; alpha is
     /// composited onto black. 16-bit files without gAMA/sRGB are taken as sRGB-encoded (not
     /// linear). An iCCP profile is converted to sRGB with lcms2.
-    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> DecodedPhoto {
+    /// `applyProfile: false` leaves the pixels in the embedded profile's space (tests look at them).
+    static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit, applyProfile: Bool = true) throws -> DecodedPhoto {
         try bytes.withUnsafeBufferPointer { buffer in
             var png = png_image()
             png.version = UInt32(PNG_IMAGE_VERSION)

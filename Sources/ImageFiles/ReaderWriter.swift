@@ -39,7 +39,11 @@ public enum ImageReader {
     /// `read`, with the file's EXIF.
     /// A block that is not TIFF data is dropped (`exif` nil): it can be neither read nor carried.
     public static func readPhoto(path: String, limit: PixelLimit = .forThisMachine) throws -> DecodedPhoto {
-        let bytes = try readWholeFile(path: path)
+        try decode(try readWholeFile(path: path), path: path, limit: limit)
+    }
+
+    /// `readPhoto` of bytes already read (`path` names them in errors).
+    public static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit = .forThisMachine) throws -> DecodedPhoto {
         var photo: DecodedPhoto
         switch try detect(bytes, path: path) {
         case .jpeg: photo = try JPEGCodec.decode(bytes, path: path, limit: limit)
@@ -68,7 +72,8 @@ public enum ImageWriter {
     ///
     /// HEIC: converted to Display P3 and tagged with both nclx (12/13/6, full range) and the
     /// Display P3 ICC profile; EXIF as described in `PhotoMetadata`; a metadata orientation
-    /// also becomes irot/imir. JPEG: sRGB, EXIF in APP1 (no JFIF APP0 then), no ICC.
+    /// also becomes irot/imir. JPEG: Display P3 too, with the ICC profile (APP2) and EXIF in
+    /// APP1 (no JFIF APP0 then).
     /// PNG: sRGB, metadata ignored.
     public static func write(_ image: RGBImage, to path: String, format: ImageFormat, metadata: PhotoMetadata? = nil,
                              heic: HEICOptions = HEICOptions(), jpegQuality: Int = 92, replace: Bool = false) throws {
@@ -80,6 +85,11 @@ public enum ImageWriter {
         }
         let bytes = try encode(image, format: format, metadata: metadata, heic: heic, jpegQuality: jpegQuality, path: path)
         try AtomicFile.write(bytes, to: path, replace: replace)
+    }
+
+    /// A quick sRGB JPEG without profile or EXIF: a live preview frame for a browser.
+    public static func previewJPEG(_ image: RGBImage, quality: Int) throws -> [UInt8] {
+        try JPEGCodec.encode(image, metadata: nil, quality: quality, displayP3: false, path: memoryPath)
     }
 
     /// Encodes to bytes without touching the filesystem. Errors name the path `<memory>`.

@@ -1,3 +1,4 @@
+import FilmCore
 import Foundation
 
 /// The file formats ImageFiles reads and writes.
@@ -72,14 +73,24 @@ public struct PhotoMetadata: Sendable, Equatable {
 
 /// HEIC encoder settings.
 public struct HEICOptions: Sendable {
-    /// 0...1, mapped to libheif's lossy quality 0...100.
-    public var quality: Double = 0.9
+    /// 0...1, mapped to libheif's lossy quality 0...100 (x265's CRF = (100 − q·100) / 2).
+    /// 0.7 keeps ≥ 94 % of the grain's RMS on the finest stock at 0.6× the bytes of 0.9
+    /// (README: "Grain and file size"; GrainCompressionTests holds it to 90 %).
+    public var quality: Double = HEICOptions.defaultQuality
+    public static let defaultQuality = 0.7
+    /// JPEG's default quality (libjpeg's 1…100): keeps ≥ 97 % of the grain.
+    public static let defaultJPEGQuality = 90
     /// One of x265's presets (`HEICOptions.x265Presets`); anything else is an error when writing.
     public var x265Preset: String = "ultrafast"
+    /// How many tiles are encoded at once (each by its own x265 encoder): all cores by default.
+    public var encoders: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// The threads the tiles are encoded on (Dispatch's pool unless told otherwise).
+    public var parallel: any ParallelWork = DispatchParallelWork()
 
-    public init(quality: Double = 0.9, x265Preset: String = "ultrafast") {
+    public init(quality: Double = HEICOptions.defaultQuality, x265Preset: String = "ultrafast", encoders: Int? = nil) {
         self.quality = quality
         self.x265Preset = x265Preset
+        if let encoders { self.encoders = max(1, encoders) }
     }
 
     /// x265's preset names, fastest first.

@@ -30,7 +30,9 @@ public enum BenchCommand {
         let args = try Arguments(words, valued: ["--preset": "preset", "-p": "preset", "--samples": "samples", "--only": "only"],
                                  flags: ["--quick": "quick"])
         let only = args.value("only")
-        guard only == nil || only == "engine" || only == "video" else { throw .usage("bench --only takes engine or video, not \"\(only!)\"") }
+        guard only == nil || ["engine", "video", "still"].contains(only!) else {
+            throw .usage("bench --only takes engine, video or still, not \"\(only!)\"")
+        }
         guard args.operands.isEmpty else { throw .usage("bench: unexpected argument \"\(args.operands[0])\"") }
         let preset = try PresetLibrary.load(directory: nil).look(args.value("preset") ?? "portra")
         let quick = args.flag("quick")
@@ -56,6 +58,10 @@ public enum BenchCommand {
         let ffmpeg = Subprocess.find("ffmpeg")
         if ffmpeg == nil { say("ffmpeg not found: ffmpeg comparisons skipped (apt-get install ffmpeg)") }
 
+        if only == "still" {
+            try runStill(photos: photos, preset: preset, work: work, quick: quick)
+            return
+        }
         if only == "video" {
             try runVideo(photos: photos, preset: preset, work: work, quick: quick, ffmpeg: ffmpeg)
             return
@@ -119,28 +125,6 @@ public enum BenchCommand {
         let develop = try Subprocess.run(me, ["develop", input, "-o", output, "-p", preset.id, "--force"], keepStderr: true)
         guard develop.status == 0 else { throw ToolError("bench: 12 MP develop failed (exit \(develop.status))") }
         rows.append(("12 MP develop + HEIC save (JPEG in)", String(format: "%.2f s, peak RSS %.0f MB", develop.seconds, mb(develop.peakRSS))))
-        // The save alone, in this process, against heif-enc on the same developed pixels.
-        var developed = big
-        FilmRenderer(look: full, width: big.width, height: big.height).render(&developed, grainFrame: 0, threads: cores)
-        let save = bestTime(minimumSeconds: 0, repeats: quick ? 1 : 2) {
-            _ = try? ImageWriter.encode(developed, format: .heic, metadata: nil, heic: HEICOptions(), jpegQuality: 92)
-        }
-        rows.append(("12 MP HEIC save (quality 90, x265 \(HEICOptions().x265Preset))", String(format: "%.2f s", save)))
-        var heifEncSeconds: Double?
-        if let heifEnc = Subprocess.find("heif-enc") {
-            let png = work + "/developed.png"
-            do { try ImageWriter.write(developed, to: png, format: .png, replace: true) } catch { throw ToolError("\(error)") }
-            let r = try Subprocess.run(heifEnc, ["-q", "90", "-p", "preset=\(HEICOptions().x265Preset)", "-o", work + "/heif-enc.heic", png])
-            if r.status == 0 {
-                heifEncSeconds = r.seconds
-                rows.append(("heif-enc same image (PNG in)", String(format: "%.2f s, peak RSS %.0f MB  → our save %@ its time", r.seconds, mb(r.peakRSS), x(save / r.seconds))))
-            } else {
-                rows.append(("heif-enc", "failed (exit \(r.status))"))
-            }
-        } else {
-            say("heif-enc not found: comparison skipped (apt-get install libheif-examples)")
-        }
-
         let width = rows.map(\.0.count).max() ?? 0
         for (label, value) in rows { say(label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
 
@@ -155,11 +139,30 @@ public enum BenchCommand {
         target("full pipeline ≥ 4× faster than ffmpeg's chain", results["720p ff chain"].map { $0 / full720 >= 4 })
         target("grain + blend ≤ 2× ffmpeg's noise", results["720p ff noise"].map { grain720 <= 2 * $0 })
         if cores >= 2 { target("two cores ≥ 1.8× one core", full720 / results["720p full all"]! >= 1.8) }
-        target("HEIC save ≤ 1.1× heif-enc's time", heifEncSeconds.map { save <= 1.1 * $0 })
         target("12 MP develop + HEIC save peak RSS ≤ 200 MB", mb(develop.peakRSS) <= 200)
         if only == nil {
             say("")
+            try runStill(photos: photos, preset: preset, work: work, quick: quick)
+            say("")
             try runVideo(photos: photos, preset: preset, work: work, quick: quick, ffmpeg: ffmpeg)
+        }
+    }
+
+    static func runStill(photos: [RGBImage], preset: Preset, work: String, quick: Bool) throws(ToolError) {
+        let f = try StillBench.run(photos: photos, preset: preset, work: work, repetitions: quick ? 1 : 5, quick: quick)
+        let width = f.rows.map(\.0.count).max() ?? 0
+        say("photos (medians of interleaved runs, min–max in brackets):")
+        for (label, value) in f.rows { say(label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
+        say("")
+        say("photo targets:")
+        for (text, met) in f.targets { say("  [\(met == nil ? "n/a" : met! ? "met" : "NOT met")] \(text)") }
+        say("")
+        say("on a Pi (this machine's core against the Pi's, sysbench CPU events a second; see README):")
+        for (name, one, _) in f.stillToSaved {
+            let estimates = PiEstimate.boards.map { board in
+                String(format: "%@ %.1f s", board.name, board.allCores(oneCoreHere: one))
+            }
+            say("  \(name) still to saved: " + estimates.joined(separator: ", "))
         }
     }
 

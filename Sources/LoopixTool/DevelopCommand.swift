@@ -21,7 +21,7 @@ public enum DevelopCommand {
           --out-dir DIR      write outputs here, named after the inputs
           --format FORMAT    heic, jpeg or png (default: from OUT, else heic)
           --force            replace existing output files (never done otherwise)
-          --quality Q        HEIC/JPEG quality 1–100 (default: 90 for HEIC, 92 for JPEG)
+          --quality Q        HEIC/JPEG quality 1–100 (default: 70 for HEIC, 90 for JPEG)
           --x265-preset NAME HEIC encoder speed: ultrafast … placebo (default: ultrafast)
           --presets-dir DIR  user presets (default: $LOOPIX_PRESETS or ~/.config/loopix/presets)
           --threads N        render threads (default: all cores)
@@ -107,7 +107,7 @@ public enum DevelopCommand {
         let format = o.format ?? .heic
         var heic = HEICOptions(x265Preset: o.x265Preset)
         if let q = o.quality { heic.quality = Double(q) / 100 }
-        let jpegQuality = o.quality ?? 92
+        let jpegQuality = o.quality ?? HEICOptions.defaultJPEGQuality
         if let dir = o.outputDirectory {
             do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
                 throw ToolError("\(dir): cannot create output directory (\(PresetLibrary.reason(error)))")

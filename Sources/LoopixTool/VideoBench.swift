@@ -168,18 +168,4 @@ enum VideoBench {
         let read = try time(["-c:v", "rawvideo"])
         return max(0.001, encode - read) * 1000 / Double(frames)
     }
-
-    /// Median, minimum and maximum of a few measurements.
-    struct Stats {
-        let median: Double, min: Double, max: Double
-        init(_ values: [Double]) {
-            let sorted = values.sorted()
-            median = sorted.isEmpty ? 0 : sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-            min = sorted.first ?? 0
-            max = sorted.last ?? 0
-        }
-        /// Spread beyond 15 % of the median is marked: such a figure should not decide anything.
-        var noisy: Bool { median > 0 && (max - min) / median > 0.15 }
-        var text: String { String(format: "%.1f (%.1f–%.1f)%@", median, min, max, noisy ? " noisy" : "") }
-    }
 }

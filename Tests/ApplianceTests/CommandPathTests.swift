@@ -26,7 +26,7 @@ final class RecordingCamera: CameraSource {
     func nextPreviewFrame(into frame: inout RGBImage, timeout: Double) throws -> FrameMetadata {
         try inner.nextPreviewFrame(into: &frame, timeout: timeout)
     }
-    func captureStill() throws -> (image: RGBImage, metadata: FrameMetadata) { try inner.captureStill() }
+    func captureStill() throws -> CapturedStill { try inner.captureStill() }
     var stillsWhileStreaming: Bool { true }
 }
 

@@ -29,8 +29,10 @@ final class ConfigTests: XCTestCase {
         XCTAssertNil(c.socket.group)
         XCTAssertNil(c.license.publicKey)
         XCTAssertEqual(c.license.file, "/var/lib/loopix/license.json")
-        XCTAssertEqual(c.capture.queueLength, 3)
-        XCTAssertEqual(c.capture.heicQuality, 90)
+        XCTAssertNil(c.capture.queueLength, "auto: from the memory")
+        XCTAssertEqual(c.capture.format, .heic)
+        XCTAssertEqual(c.capture.heicQuality, 70)
+        XCTAssertEqual(c.capture.jpegQuality, 90)
         XCTAssertEqual(c.capture.x265Preset, "ultrafast")
         // An empty object is the defaults too.
         var parsed = try parse("{}")
@@ -50,7 +52,7 @@ final class ConfigTests: XCTestCase {
           "socket": { "path": "/tmp/x.sock", "group": "loopix" },
           "license": { "publicKey": "\(hex)", "file": "/data/license.json" },
           "defaults": { "preset": "trix400", "intensity": 70, "ev": -1.5, "handedness": "left", "grid": true },
-          "capture": { "queueLength": 16, "heicQuality": 75, "x265Preset": "medium" } }
+          "capture": { "queueLength": 16, "format": "heic+jpeg", "heicQuality": 75, "jpegQuality": 85, "x265Preset": "medium" } }
         """, source: "/etc/loopix/loopix.json")
         XCTAssertEqual(c.board, "pi-zero-hat")
         XCTAssertEqual(c.camera.backend, .simulated)
@@ -68,7 +70,14 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.defaults.handedness, .left)
         XCTAssertTrue(c.defaults.grid)
         XCTAssertEqual(c.capture.queueLength, 16)
+        XCTAssertEqual(c.capture.format, .heicAndJPEG)
+        XCTAssertEqual(c.capture.jpegQuality, 85)
         XCTAssertEqual(c.capture.x265Preset, "medium")
+        XCTAssertNil(try parse(#"{"capture": {"queueLength": "auto"}}"#).capture.queueLength)
+        XCTAssertEqual(error(#"{"capture": {"queueLength": "lots"}}"#),
+                       "/etc/loopix/loopix.json: capture.queueLength: must be a number from 1 to 64 or \"auto\", not \"lots\"")
+        XCTAssertEqual(error(#"{"capture": {"format": "png"}}"#),
+                       "/etc/loopix/loopix.json: capture.format: \"png\" is not one of \"heic\", \"jpeg\", \"heic+jpeg\"")
         // Base64 keys too.
         let b64 = try parse("{\"license\":{\"publicKey\":\"\(Data(key).base64EncodedString())\"}}")
         XCTAssertEqual(b64.license.publicKey, key)
@@ -76,7 +85,7 @@ final class ConfigTests: XCTestCase {
 
     func testUnknownKeysAreNamed() {
         XCTAssertEqual(error("{\"colour\": 1}"),
-                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot)")
+                       "/etc/loopix/loopix.json: colour: unknown field (allowed: board, boardsDirectory, presetsDirectory, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot, web)")
         XCTAssertEqual(error("{\"display\": {\"widht\": 800}}")?.hasPrefix("/etc/loopix/loopix.json: display.widht: unknown field"), true)
     }
 
@@ -88,7 +97,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(error("{\"defaults\": {\"ev\": 4}}"),
                        "/etc/loopix/loopix.json: defaults.ev: 4 is out of range (allowed -3…3)")
         XCTAssertEqual(error("{\"capture\": {\"queueLength\": 0}}"),
-                       "/etc/loopix/loopix.json: capture.queueLength: 0 is out of range (allowed 1…16)")
+                       "/etc/loopix/loopix.json: capture.queueLength: 0 is out of range (allowed 1…64)")
         XCTAssertEqual(error("{\"storage\": {\"reserveMB\": 10001}}"),
                        "/etc/loopix/loopix.json: storage.reserveMB: 10001 is out of range (allowed 0…10000)")
         XCTAssertEqual(error("{\"camera\": {\"backend\": \"v4l2\"}}"),

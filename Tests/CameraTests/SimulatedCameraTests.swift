@@ -274,7 +274,7 @@ final class SimulatedCameraTests: XCTestCase {
         XCTAssertThrowsCameraError(try camera.start(lens: 1, previewWidth: 16, previewHeight: 12)) { $0.isDisconnected }
         camera.inject(.none)
         XCTAssertNoThrow(try camera.nextPreviewFrame(into: &frame, timeout: 0.1))
-        XCTAssertEqual(try camera.captureStill().image.width, 64)
+        XCTAssertEqual(try camera.captureStill().image().width, 64)
     }
 
     func testFaultsCanBeInjectedFromAnotherThread() throws {
@@ -304,7 +304,9 @@ final class SimulatedCameraTests: XCTestCase {
         try camera.start(lens: 1, previewWidth: 160, previewHeight: 120)
         var frame = RGBImage(width: 160, height: 120)
         let previewMetadata = try converge(camera, &frame)
-        let (still, metadata) = try camera.captureStill()
+        let captured = try camera.captureStill()
+        let (still, metadata) = (try captured.image(), captured.metadata)
+        XCTAssertEqual([captured.width, captured.height], [640, 480])
         XCTAssertEqual(still.width, 640)
         XCTAssertEqual(still.height, 480)
         XCTAssertEqual(metadata.sequence, previewMetadata.sequence)
@@ -346,7 +348,7 @@ final class SimulatedCameraTests: XCTestCase {
         try converge(camera, &frame)
         // The widest lens sees the whole photo, as it is at EV 0.
         XCTAssertLessThan(frame.meanAbsoluteDifference(photo.downscaled(by: 3)), 3)
-        let (still, _) = try camera.captureStill()
+        let still = try camera.captureStill().image()
         XCTAssertLessThan(still.meanAbsoluteDifference(photo), 3)
 
         camera.setControls(CameraControls(ev: -1))

@@ -55,7 +55,7 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(err("{}"), "request has no \"cmd\" string")
         XCTAssertEqual(err("{\"cmd\":5}"), "request has no \"cmd\" string")
         XCTAssertEqual(err("{\"cmd\":\"explode\"}"),
-                       "unknown cmd \"explode\" (known: status, capture, preset, intensity, ev, lens, mode, grid, handedness, snapshot, simulate)")
+                       "unknown cmd \"explode\" (known: status, capture, preset, intensity, ev, lens, mode, grid, handedness, snapshot, simulate, record)")
         XCTAssertEqual(err("{\"cmd\":\"preset\"}"), "preset: \"name\" is missing")
         XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":3}"), "preset: \"name\" must be a string, not a number")
         XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":\"Bad Name\"}"),

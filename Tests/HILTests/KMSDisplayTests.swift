@@ -49,7 +49,12 @@ final class KMSDisplayTests: XCTestCase {
         _ = display.withScreenBuffer { _, _, _, _ in 0 } // waits for the last flip
         XCTAssertTrue(display.isConnected)
         XCTAssertGreaterThanOrEqual(display.flipsCompleted, 299)
-        XCTAssertEqual(display.missedFrames, 0, "flips that completed more than a refresh period after being queued")
+        // Under software emulation the guest's vCPUs are host threads on a shared machine: one
+        // descheduled for a refresh period makes a flip late that our code queued in time. A
+        // miss in a hundred is allowed there and reported; with KVM, none.
+        let allowed = ProcessInfo.processInfo.environment["LOOPIX_HIL_ACCEL"] == "tcg" ? 3 : 0
+        print("flips (\(api)): \(display.flipsCompleted) completed, \(display.missedFrames) missed (\(allowed) allowed)")
+        XCTAssertLessThanOrEqual(display.missedFrames, allowed, "flips that completed more than a refresh period after being queued")
     }
 
     /// What is scanned out (the buffer on screen, read back through its mapping) shows the grid

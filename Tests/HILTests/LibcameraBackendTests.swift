@@ -44,7 +44,8 @@ final class LibcameraBackendTests: XCTestCase {
         defer { camera.stop() }
         var frame = RGBImage(width: 640, height: 480)
         _ = try camera.nextPreviewFrame(into: &frame, timeout: 5)
-        var (still, metadata) = try camera.captureStill()
+        let captured = try camera.captureStill()
+        var (still, metadata) = (try captured.image(), captured.metadata)
         XCTAssertGreaterThan(still.width, 640, "a still is larger than the preview")
         // The largest the pipeline streams: vimc's scaler gives 4092×2160 of its 4096×2160 array.
         XCTAssertGreaterThanOrEqual(still.width, camera.lenses[0].stillWidth - 8, "full sensor width")

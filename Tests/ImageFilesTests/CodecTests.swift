@@ -24,8 +24,26 @@ final class CodecTests: XCTestCase {
         let tags = try ExifReader.tags(payload)
         XCTAssertEqual(tags["Make"], "Raspberry Pi")
         XCTAssertEqual(tags["ISOSpeedRatings"], "400")
-        XCTAssertEqual(tags["ColorSpace"], "1")
+        XCTAssertEqual(tags["ColorSpace"], "65535", "uncalibrated: the ICC profile says Display P3")
         XCTAssertEqual(tags["Software"], "Loopix \(loopixVersion) (Portra 400)")
+
+        // The Display P3 profile in APP2 ICC_PROFILE, one chunk (sequence 1 of 1).
+        let marker = Array("ICC_PROFILE".utf8) + [0]
+        let at = try XCTUnwrap((0..<(bytes.count - marker.count)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xE2 && Array(bytes[($0 + 4)..<($0 + 4 + marker.count)]) == marker })
+        let segment = Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+        XCTAssertEqual([bytes[at + 16], bytes[at + 17]], [1, 1])
+        let icc = Array(bytes[(at + 18)..<(at + 2 + segment)])
+        XCTAssertEqual(ICCProfile.description(icc), "Display P3")
+        XCTAssertEqual(icc, ICCProfile.displayP3())
+        // Stored as P3: a saturated sRGB red is less saturated in P3's numbers.
+        var red = RGBImage(width: 16, height: 16)
+        red.pixels.withUnsafeMutableBytes { p in for i in stride(from: 0, to: p.count, by: 3) { p[i] = 255; p[i + 1] = 0; p[i + 2] = 0 } }
+        let redPath = dir + "/red.jpg"
+        try ImageWriter.write(red, to: redPath, format: .jpeg, metadata: nil, jpegQuality: 100)
+        let raw = try JPEGCodec.decode(try fileBytes(redPath), path: redPath, limit: PixelLimit(maxPixels: 1 << 20, origin: "test"), applyProfile: false)
+        XCTAssertLessThan(raw.image.pixels[0], 240, "P3 numbers for sRGB red (about 234, 51, 35)")
+        XCTAssertGreaterThan(raw.image.pixels[1], 30)
+        XCTAssertEqual(Int(try ImageReader.read(path: redPath).pixels[0]), 255, accuracy: 2)
     }
 
     /// A JPEG's EXIF orientation is applied while decoding: the picture comes out as viewers

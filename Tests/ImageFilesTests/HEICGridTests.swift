@@ -30,6 +30,38 @@ final class HEICGridTests: XCTestCase {
         XCTAssertLessThan(error, 3, "mean absolute error \(error)")
     }
 
+    /// Tiles encoded on several threads at once make the very same file as one after another,
+    /// and no more encoders than asked for are ever alive together.
+    func testParallelTilesAreTheSameBytesAndBounded() throws {
+        // Grain-like content, so that every tile is a real encode (not flat).
+        var image = smoothImage(width: 1600, height: 1100) // 4×3 tiles, a padded bottom row
+        var rng = SystemRandomNumberGenerator()
+        image.pixels.withUnsafeMutableBytes { p in
+            for i in stride(from: 0, to: p.count, by: 7) { p[i] = p[i] &+ UInt8.random(in: 0...24, using: &rng) }
+        }
+        HEICGrid.liveEncoders.withLock { $0 = (0, 0) }
+        let one = try ImageWriter.encode(image, format: .heic, metadata: sampleMetadata, heic: HEICOptions(encoders: 1), jpegQuality: 90)
+        XCTAssertEqual(HEICGrid.liveEncoders.withLock { $0.peak }, 1)
+        for encoders in [2, 3, 16] {
+            HEICGrid.liveEncoders.withLock { $0 = (0, 0) }
+            let many = try ImageWriter.encode(image, format: .heic, metadata: sampleMetadata, heic: HEICOptions(encoders: encoders), jpegQuality: 90)
+            XCTAssertEqual(many, one, "\(encoders) encoders: the same bytes as one")
+            let peak = HEICGrid.liveEncoders.withLock { $0.peak }
+            XCTAssertLessThanOrEqual(peak, min(encoders, 12), "\(encoders) encoders allowed, \(peak) were alive at once")
+            XCTAssertEqual(HEICGrid.liveEncoders.withLock { $0.now }, 0, "every encoder freed")
+        }
+    }
+
+    /// A failing tile fails the whole save with its error (and frees every encoder).
+    func testATileThatFailsFailsTheSave() throws {
+        let image = smoothImage(width: 1100, height: 600)
+        XCTAssertThrowsError(try ImageWriter.encode(image, format: .heic, metadata: nil,
+                                                    heic: HEICOptions(x265Preset: "not-a-preset", encoders: 4), jpegQuality: 90)) { error in
+            XCTAssertTrue("\(error)".contains("preset"), "\(error)")
+        }
+        XCTAssertEqual(HEICGrid.liveEncoders.withLock { $0.now }, 0)
+    }
+
     /// Every EXIF orientation becomes irot/imir boxes that libheif applies on decoding, for a
     /// one-tile and a multi-tile grid.
     func testOrientationsMatchExifSemantics() throws {

@@ -23,6 +23,37 @@ hil_kernel_image() {
   ls -1 "$1"/boot/vmlinuz-* | sort -V | tail -1
 }
 
+# Succeeds when the kernel in directory $1 was configured with every line given after it
+# (CONFIG_X=y…), as its boot/config-<version> says.
+hil_kernel_has() {
+  local dir=$1 cfg line
+  shift
+  cfg=$(ls -1 "$dir"/boot/config-* 2>/dev/null | sort -V | tail -1)
+  [ -n "$cfg" ] || return 1
+  for line in "$@"; do grep -qx -- "$line" "$cfg" || return 1; done
+}
+
+# What booting a Debian disk image under systemd (scripts/hil/boot-test) needs beyond the
+# bench's drivers: an ext4 root on virtio-blk, autofs, seccomp and cgroup BPF for the unit's
+# sandbox, 9p for the shared directory.
+hil_disk_boot_config=(CONFIG_EXT4_FS=y CONFIG_VIRTIO_BLK=y CONFIG_AUTOFS_FS=y CONFIG_SECCOMP_FILTER=y
+                      CONFIG_CGROUP_BPF=y CONFIG_9P_FS=y CONFIG_NET_9P_VIRTIO=y)
+
+# Like hil_kernel_dir, for a kernel that can boot a disk image: the first of
+# $LOOPIX_HIL_KERNEL_DIR, ../shared/hil and the cache whose configuration has
+# hil_disk_boot_config (../shared/hil's 6.12 has no ext4). Fails when there is none.
+hil_boot_kernel_dir() {
+  local d
+  for d in ${LOOPIX_HIL_KERNEL_DIR:-} "$hil_shared" "$hil_cache"; do
+    if [ -n "$d" ] && compgen -G "$d/boot/vmlinuz-*" >/dev/null && [ -d "$d/lib/modules" ] &&
+       hil_kernel_has "$d" "${hil_disk_boot_config[@]}"; then
+      (cd "$d" && pwd)
+      return 0
+    fi
+  done
+  return 1
+}
+
 # What qemu prints when KVM stops a guest instead of running it (qemu then pauses the VM; it
 # does not exit): an instruction KVM could not emulate ("KVM internal error. Suberror: 1" and
 # "emulation failure", seen on `lock cmpxchg16b` under nested virtualisation), or a failed entry.

@@ -41,11 +41,16 @@ void CImageShim_jpegDecoderDestroy(CImageShim_JpegDecoder *dec);
 typedef struct CImageShim_JpegEncoder CImageShim_JpegEncoder;
 
 CImageShim_JpegEncoder *CImageShim_jpegEncoderCreate(void);
-/// Encodes 8-bit RGB rows (`rowStride` bytes apart) into memory owned by the encoder.
+/// Starts encoding a width × height 8-bit RGB image into memory owned by the encoder.
 /// `app1` (may be NULL) is written as an APP1 marker verbatim (for EXIF: "Exif\0\0" + TIFF data),
-/// in which case no JFIF APP0 marker is written.
-int CImageShim_jpegEncode(CImageShim_JpegEncoder *enc, const unsigned char *rgb, int width, int height,
-                          size_t rowStride, int quality, const unsigned char *app1, unsigned int app1Length);
+/// in which case no JFIF APP0 marker is written; `icc` (may be NULL) as APP2 ICC_PROFILE chunks.
+int CImageShim_jpegEncodeStart(CImageShim_JpegEncoder *enc, int width, int height, int quality,
+                               const unsigned char *app1, unsigned int app1Length,
+                               const unsigned char *icc, unsigned int iccLength);
+/// Writes the next `rows` rows (`rowStride` bytes apart), so a caller can convert a few rows at a time.
+int CImageShim_jpegEncodeRows(CImageShim_JpegEncoder *enc, const unsigned char *rgb, int rows, size_t rowStride);
+/// Ends the image (every row must have been given).
+int CImageShim_jpegEncodeFinish(CImageShim_JpegEncoder *enc);
 /// The encoded bytes (owned by the encoder) after a successful CImageShim_jpegEncode.
 const unsigned char *CImageShim_jpegEncoderOutput(const CImageShim_JpegEncoder *enc, size_t *length);
 const char *CImageShim_jpegEncoderMessage(const CImageShim_JpegEncoder *enc);

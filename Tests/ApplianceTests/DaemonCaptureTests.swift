@@ -1,0 +1,114 @@
+@testable import Appliance
+import FilmCore
+import Foundation
+import ImageFiles
+import System
+import XCTest
+
+/// The shutter as a booth guest or a street photographer uses it: bursts, and the photo's
+/// formats (HEIC, JPEG, both), checked with exiftool where it is installed.
+final class DaemonCaptureTests: XCTestCase {
+    /// Ten presses as fast as a script can send them: every one answered within 100 ms, every
+    /// accepted photo saved, refusals only for a full queue (here sized to 3).
+    func testABurstIsAnsweredAtOnceAndLosesNothing() throws {
+        let d = try DaemonHarness(stillWidth: 1920, stillHeight: 1080, extraConfig: #""capture": { "queueLength": 3 }"#)
+        try d.start()
+        defer { d.stop() }
+        var accepted = 0, latencies: [Double] = []
+        for _ in 0..<10 {
+            let start = Date()
+            let reply = try d.request(#"{"cmd":"capture"}"#)
+            latencies.append(Date().timeIntervalSince(start))
+            if reply["ok"] as? Bool == true {
+                accepted += 1
+            } else {
+                XCTAssertEqual(reply["error"] as? String, "Busy: photo queue full", "\(reply)")
+            }
+        }
+        XCTAssertGreaterThanOrEqual(accepted, 3, "the queue's three slots are used")
+        // The still is taken and queued; developing and saving happen behind the reply.
+        XCTAssertLessThan(latencies.max() ?? 0, 0.1, "shutter-to-ready per press (s): \(latencies)")
+        let status = try d.waitForStatus(timeout: 120) { $0["saved"] as? Int == accepted && $0["queue"] as? Int == 0 }
+        XCTAssertEqual(status["saved"] as? Int, accepted, d.log())
+        XCTAssertEqual(status["queueCapacity"] as? Int, 3)
+        let files = try FileManager.default.contentsOfDirectory(atPath: d.photos + "/DCIM/100LOOPX").filter { $0.hasSuffix(".HEIC") }
+        XCTAssertEqual(files.count, accepted)
+    }
+
+    /// `capture.format: heic+jpeg`: both files under one number, Display P3 with its profile and
+    /// the same EXIF in each, read back by exiftool (and by our decoders).
+    func testHEICAndJPEGCarryTheSameLookProfileAndExif() throws {
+        let d = try DaemonHarness(stillWidth: 640, stillHeight: 480, extraConfig: #""capture": { "format": "heic+jpeg", "jpegQuality": 88 }"#)
+        try d.start()
+        defer { d.stop() }
+        let reply = try d.request(#"{"cmd":"capture"}"#)
+        let heic = try XCTUnwrap(reply["path"] as? String, "\(reply)")
+        XCTAssertTrue(heic.hasSuffix("/LPX_0001.HEIC"), heic)
+        XCTAssertEqual(try d.waitForStatus { $0["saved"] as? Int == 1 }["saved"] as? Int, 1, d.log())
+        let jpeg = (heic as NSString).deletingPathExtension + ".JPG"
+        let fromHEIC = try ImageReader.readPhoto(path: heic), fromJPEG = try ImageReader.readPhoto(path: jpeg)
+        XCTAssertEqual([fromJPEG.image.width, fromJPEG.image.height], [640, 480])
+        let error = meanAbsoluteDifference(fromHEIC.image, fromJPEG.image)
+        XCTAssertLessThan(error, 4, "the same developed photo in both files (mean difference \(error))")
+        let heicTags = try ExifReader.tags(fromHEIC.exif ?? []), jpegTags = try ExifReader.tags(fromJPEG.exif ?? [])
+        for tag in ["Software", "ImageDescription", "FocalLengthIn35mmFilm", "DateTimeOriginal", "Model"] {
+            XCTAssertEqual(jpegTags[tag], heicTags[tag], tag)
+        }
+        guard let exiftool = ["/usr/bin/exiftool", "/usr/local/bin/exiftool"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("exiftool is not installed (scripts/setup installs libimage-exiftool-perl)")
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exiftool)
+        p.arguments = ["-s", "-ProfileDescription", "-ColorSpace", "-ImageDescription", "-Software", jpeg]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertTrue(text.contains("ProfileDescription              : Display P3"), text)
+        XCTAssertTrue(text.contains("ColorSpace                      : Uncalibrated"), text)
+        XCTAssertTrue(text.contains("Software                        : Loopix \(loopixVersion) (Kodak Portra 400)"), text)
+    }
+
+    func testJPEGAloneIsNumberedAsAPhoto() throws {
+        let d = try DaemonHarness(extraConfig: #""capture": { "format": "jpeg" }"#)
+        try d.start()
+        defer { d.stop() }
+        let path = try XCTUnwrap(try d.request(#"{"cmd":"capture"}"#)["path"] as? String)
+        XCTAssertTrue(path.hasSuffix("/LPX_0001.JPG"), path)
+        XCTAssertEqual(try d.waitForStatus { $0["saved"] as? Int == 1 }["saved"] as? Int, 1, d.log())
+        XCTAssertEqual(try ImageReader.read(path: path).width, 320)
+        let second = try XCTUnwrap(try d.request(#"{"cmd":"capture"}"#)["path"] as? String)
+        XCTAssertTrue(second.hasSuffix("/LPX_0002.JPG"), second)
+    }
+
+    /// "auto": a Pi Zero 2 W keeps one 12 MP photo (two 8 MP ones), a 2 GB Pi 4 13, a big
+    /// machine at most 32; never none.
+    func testTheAutomaticQueueFollowsTheMemory() {
+        let mb: Int64 = 1 << 20
+        XCTAssertEqual(CaptureQueue.automaticCapacity(stillPixels: 4056 * 3040, memoryBytes: 427 * mb), 1)
+        XCTAssertEqual(CaptureQueue.automaticCapacity(stillPixels: 3280 * 2464, memoryBytes: 427 * mb), 2)
+        XCTAssertEqual(CaptureQueue.automaticCapacity(stillPixels: 4056 * 3040, memoryBytes: 1850 * mb), 13)
+        XCTAssertEqual(CaptureQueue.automaticCapacity(stillPixels: 4608 * 2592, memoryBytes: 8000 * mb), 32)
+        XCTAssertEqual(CaptureQueue.automaticCapacity(stillPixels: 4056 * 3040, memoryBytes: 100 * mb), 1, "never zero")
+    }
+
+    /// A service's MemoryMax (cgroup v2 memory.max) bounds what the queue counts on.
+    func testTheCgroupLimitIsFound() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cg-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/root/system.slice/loopixd.service", withIntermediateDirectories: true)
+        try "0::/system.slice/loopixd.service\n".write(toFile: dir + "/cgroup", atomically: true, encoding: .utf8)
+        try "max\n".write(toFile: dir + "/root/system.slice/loopixd.service/memory.max", atomically: true, encoding: .utf8)
+        XCTAssertNil(SystemMemory.cgroupLimit(selfCgroup: dir + "/cgroup", root: dir + "/root"))
+        try "314572800\n".write(toFile: dir + "/root/system.slice/memory.max", atomically: true, encoding: .utf8)
+        XCTAssertEqual(SystemMemory.cgroupLimit(selfCgroup: dir + "/cgroup", root: dir + "/root"), 300 << 20)
+        XCTAssertGreaterThan(SystemMemory.limitBytes(), 64 << 20)
+    }
+
+    private func meanAbsoluteDifference(_ a: RGBImage, _ b: RGBImage) -> Double {
+        var sum = 0
+        for i in 0..<min(a.pixels.count, b.pixels.count) { sum += abs(Int(a.pixels[i]) - Int(b.pixels[i])) }
+        return Double(sum) / Double(max(1, a.pixels.count))
+    }
+}
