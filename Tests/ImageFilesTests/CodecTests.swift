@@ -29,7 +29,13 @@ final class CodecTests: XCTestCase {
 
         // The Display P3 profile in APP2 ICC_PROFILE, one chunk (sequence 1 of 1).
         let marker = Array("ICC_PROFILE".utf8) + [0]
-        let at = try XCTUnwrap((0..<(bytes.count - marker.count)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xE2 && Array(bytes[($0 + 4)..<($0 + 4 + marker.count)]) == marker })
+        // Typed step by step: Swift 6.0's type checker gives up on this as one expression.
+        let isICCSegment: (Int) -> Bool = { i in
+            guard bytes[i] == 0xFF, bytes[i + 1] == 0xE2 else { return false }
+            let name: [UInt8] = Array(bytes[(i + 4)..<(i + 4 + marker.count)])
+            return name == marker
+        }
+        let at = try XCTUnwrap((0..<(bytes.count - marker.count)).first(where: isICCSegment))
         let segment = Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
         XCTAssertEqual([bytes[at + 16], bytes[at + 17]], [1, 1])
         let icc = Array(bytes[(at + 18)..<(at + 2 + segment)])
