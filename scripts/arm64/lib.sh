@@ -13,6 +13,7 @@ arm64_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 arm64_cache=${LOOPIX_ARM64_CACHE:-/var/cache/loopix-arm64}
 arm64_root=$arm64_cache/root
 arm64_debs=$arm64_cache/debs
+arm64_admindir=$arm64_cache/dpkg
 arm64_sdks=$arm64_cache/swift-sdks
 arm64_sdk=loopix-trixie-arm64
 arm64_toolchain=${LOOPIX_ARM64_TOOLCHAIN:-/var/cache/loopix-trixie}
@@ -70,4 +71,32 @@ arm64_toolchain_swift() {
 arm64_root_swift() {
   zcat "$arm64_root/usr/share/doc/swiftlang/changelog.Debian.gz" 2>/dev/null | head -1 |
     sed -nE 's/^swiftlang \(([^)]+)\).*/\1/p'
+}
+
+# Makes a dpkg database (an --admindir for dpkg-shlibdeps and dpkg-query on this machine) of the
+# library packages among the arm64 tree's .debs ($arm64_debs, the newest of each): their status
+# entries, their shlibs and symbols files, and lists of their files at their paths inside
+# $arm64_root. Only packages with a shlibs or symbols file are in it (what dpkg-shlibdeps asks).
+#   arm64_make_admindir DIR
+arm64_make_admindir() {
+  local db=$1 deb ctrl name pkg
+  rm -rf "$db"
+  mkdir -p "$db/info" "$db/updates" "$db/triggers"
+  printf 'amd64\narm64\n' >"$db/arch"
+  echo 1 >"$db/info/format"
+  : >"$db/status"
+  ctrl=$(mktemp -d)
+  for deb in "$arm64_debs"/*.deb; do
+    rm -rf "${ctrl:?}"/*
+    dpkg-deb -e "$deb" "$ctrl" || { rm -rf "$ctrl"; return 1; }
+    [ -e "$ctrl/shlibs" ] || [ -e "$ctrl/symbols" ] || continue
+    pkg=$(sed -n 's/^Package: //p' "$ctrl/control")
+    name=$pkg
+    grep -q '^Multi-Arch: same' "$ctrl/control" && name=$pkg:$(sed -n 's/^Architecture: //p' "$ctrl/control")
+    { sed '/^Package: /a Status: install ok installed' "$ctrl/control"; echo; } >>"$db/status"
+    for f in shlibs symbols; do [ ! -e "$ctrl/$f" ] || cp "$ctrl/$f" "$db/info/$name.$f"; done
+    dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -E 's|^\./?||; s|/$||' |
+      awk -v root="$arm64_root" '$0 != "" { print root "/" $0 }' >"$db/info/$name.list"
+  done
+  rm -rf "$ctrl"
 }
