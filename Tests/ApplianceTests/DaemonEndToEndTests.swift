@@ -255,7 +255,7 @@ final class DaemonLookTests: XCTestCase {
         try d.waitForStatus { $0["saved"] as? Int == 1 }
         let original = (path as NSString).deletingPathExtension + ".PNG"
         let developed = d.directory + "/developed.heic"
-        let loopix = DaemonHarness.packageRoot + "/.build/debug/loopix"
+        let loopix = DaemonHarness.loopix
         let p = Process()
         p.executableURL = URL(fileURLWithPath: loopix)
         p.arguments = ["develop", original, "-p", "portra", "-i", "80", "-o", developed, "--presets-dir", d.directory]

@@ -10,7 +10,12 @@ import Glibc
 final class DaemonHarness {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
-    static var executable: String { packageRoot + "/.build/debug/loopixd" }
+    /// Where `swift build` put the test bundle and, beside it, loopixd and loopix: `.build/debug`,
+    /// or wherever `--build-path` and the target triple put them (`.build-arm64/debug` for the
+    /// arm64 tests), not a fixed `.build/debug`.
+    static let productsDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+    static var executable: String { productsDirectory + "/loopixd" }
+    static var loopix: String { productsDirectory + "/loopix" }
 
     let directory: String
     var configPath: String { directory + "/loopix.json" }

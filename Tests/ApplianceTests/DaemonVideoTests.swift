@@ -56,7 +56,7 @@ final class DaemonVideoTests: XCTestCase {
 
     private func developedMean(_ still: String, look: String, d: DaemonHarness) throws -> SIMD3<Double> {
         let out = d.directory + "/\(look).png"
-        let (status, _, err) = try runTool(DaemonHarness.packageRoot + "/.build/debug/loopix",
+        let (status, _, err) = try runTool(DaemonHarness.loopix,
                                            ["develop", still, "-p", look, "-o", out, "--presets-dir", d.directory])
         XCTAssertEqual(status, 0, err)
         let image = try ImageReader.read(path: out)

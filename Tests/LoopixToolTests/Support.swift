@@ -18,9 +18,11 @@ enum Fixtures {
         return path
     }
 
-    /// The `loopix` executable that `swift build` put next to the test bundle.
+    /// The `loopix` executable that `swift build` put next to the test bundle (wherever
+    /// `--build-path` put that), else one in `.build`.
     static var loopix: String {
-        let candidates = [".build/debug/loopix", ".build/release/loopix"].map { packageRoot + "/" + $0 }
+        let besideBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/loopix"
+        let candidates = [besideBundle] + [".build/debug/loopix", ".build/release/loopix"].map { packageRoot + "/" + $0 }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }
 
