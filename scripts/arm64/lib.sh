@@ -41,16 +41,16 @@ arm64_in_tree() {
   shift
   while [ $# -gt 0 ] && [ "$1" != -- ]; do binds+=("$1"); shift; done
   shift
-  local d
-  for d in "${binds[@]}"; do mkdir -p "$tree$d"; done
+  # The fresh /tmp is mounted first and the directories after it, so that one under /tmp (a
+  # clone CI made there) is bound on top of the tmpfs rather than hidden by it.
   unshare --mount --propagation private bash -c '
     set -e
     tree=$1 n=$2; shift 2
-    for ((i = 0; i < n; i++)); do mount --bind "$1" "$tree$1"; shift; done
+    mount -t tmpfs -o mode=1777 tmpfs "$tree/tmp"
+    for ((i = 0; i < n; i++)); do mkdir -p "$tree$1"; mount --bind "$1" "$tree$1"; shift; done
     mount -t proc proc "$tree/proc"
     mount --rbind /dev "$tree/dev"
     mount --rbind /sys "$tree/sys"
-    mount -t tmpfs -o mode=1777 tmpfs "$tree/tmp"
     exec chroot "$tree" "$@"
   ' arm64_in_tree "$tree" "${#binds[@]}" "${binds[@]}" "$@"
 }
