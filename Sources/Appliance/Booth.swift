@@ -132,6 +132,11 @@ public struct Booth: Sendable, Equatable {
         return Int((endsAt - now + 999_999_999) / 1_000_000_000)
     }
 
+    public var isReviewing: Bool {
+        if case .review = phase { return true }
+        return false
+    }
+
     /// The shot being counted down to (1-based), nil outside a countdown.
     public var currentShot: Int? {
         if case .countdown(let shot, _) = phase { return shot }

@@ -23,6 +23,18 @@ public enum PhotoFormat: String, Sendable, Equatable, CaseIterable {
 
     /// The reserved file's extension in DCIM (`LPX_0001.HEIC`, `LPX_0001.JPG`).
     public var primaryExtension: String { files[0] == .heic ? "HEIC" : "JPG" }
+
+    /// Writes `image` in each of the format's files, atomically and never over an existing one:
+    /// the first at `path` (the reserved name), a JPEG beside it under the same number.
+    /// Returns the paths written.
+    @discardableResult
+    public func write(_ image: RGBImage, to path: String, metadata: PhotoMetadata, heic: HEICOptions, jpegQuality: Int) throws -> [String] {
+        try files.map { format in
+            let target = format == files[0] ? path : (path as NSString).deletingPathExtension + ".JPG"
+            try ImageWriter.write(image, to: target, format: format, metadata: metadata, heic: heic, jpegQuality: jpegQuality, replace: false)
+            return target
+        }
+    }
 }
 
 /// One photo on its way to storage: the full-resolution still and everything needed to
@@ -193,10 +205,7 @@ public final class CaptureQueue: Sendable {
                                  orientation: job.orientation, presetName: job.preset.name)
         var heic = encoding.heic
         heic.parallel = parallel
-        for format in job.format.files {
-            let path = format == job.format.files[0] ? job.path : (job.path as NSString).deletingPathExtension + ".JPG"
-            try ImageWriter.write(image, to: path, format: format, metadata: meta, heic: heic,
-                                  jpegQuality: encoding.jpegQuality, replace: false)
+        for path in try job.format.write(image, to: job.path, metadata: meta, heic: heic, jpegQuality: encoding.jpegQuality) {
             written += fileSize(path)
         }
         let copy = job.keepCopy ? BoothCollage.shrink(image, toFit: BoothCollage.shotWidth, BoothCollage.shotHeight) : nil

@@ -260,7 +260,7 @@ public final class Controller {
         // photo at a time) rather than ending the session.
         if booth?.currentShot == nil || captures.hasRoom, let action = booth?.tick(now: MonotonicClock.now()) { boothDo(action) }
         refreshWebAddress()
-        if reviewFrame != nil, booth.map({ if case .review = $0.phase { return false } else { return true } }) ?? true {
+        if reviewFrame != nil, booth?.isReviewing != true {
             reviewFrame = nil
             reviewCode = nil
         }
@@ -673,7 +673,8 @@ public final class Controller {
             next = nil
             switch action {
             case .capture(_, let due):
-                lastTriggerLatencyMs = Double(MonotonicClock.now() &- min(due, MonotonicClock.now())) / 1e6
+                let now = MonotonicClock.now()
+                lastTriggerLatencyMs = Double(now - min(due, now)) / 1e6
                 switch capture(keepCopy: true) {
                 case .success(let path):
                     taken = taken ?? path
@@ -714,11 +715,7 @@ public final class Controller {
             let collage = BoothCollage.compose(copies, layout: layout, caption: "\(preset) - \(dateText)")
             let meta = PhotoMetadata(make: "Loopix", model: "Loopix photobooth", date: date, presetName: preset)
             do {
-                for file in format.files {
-                    let target = file == format.files[0] ? path : (path as NSString).deletingPathExtension + ".JPG"
-                    try ImageWriter.write(collage, to: target, format: file, metadata: meta, heic: encoding.heic,
-                                          jpegQuality: encoding.jpegQuality, replace: false)
-                }
+                try format.write(collage, to: path, metadata: meta, heic: encoding.heic, jpegQuality: encoding.jpegQuality)
                 Log.info("booth: collage of \(copies.count) saved as \(path)")
                 reports.add(.composed(path: path, copy: BoothCollage.shrink(collage, toFit: BoothCollage.shotWidth, BoothCollage.shotHeight)))
             } catch {

@@ -113,13 +113,7 @@ public final class BackgroundThreads: ParallelWork, @unchecked Sendable {
             // Take iterations until none are left, then wait for the ones others run.
             while true {
                 if callerWorks && batch.next < batch.iterations {
-                    let i = batch.next
-                    batch.next += 1
-                    pthread_mutex_unlock(mutex)
-                    batch.body(i)
-                    pthread_mutex_lock(mutex)
-                    batch.unfinished -= 1
-                    if batch.unfinished == 0 { pthread_cond_broadcast(condition) }
+                    runNextIteration(of: batch)
                 } else if batch.unfinished > 0 {
                     pthread_cond_wait(condition, mutex)
                 } else {
@@ -138,14 +132,20 @@ public final class BackgroundThreads: ParallelWork, @unchecked Sendable {
                 pthread_cond_wait(condition, mutex)
                 continue
             }
-            let i = batch.next
-            batch.next += 1
-            pthread_mutex_unlock(mutex)
-            batch.body(i)
-            pthread_mutex_lock(mutex)
-            batch.unfinished -= 1
-            if batch.unfinished == 0 { pthread_cond_broadcast(condition) }
+            runNextIteration(of: batch)
         }
         pthread_mutex_unlock(mutex)
+    }
+
+    /// Takes the batch's next iteration and runs it without the lock. Called, and returns,
+    /// with `mutex` held; wakes the waiters when it was the batch's last.
+    private func runNextIteration(of batch: Batch) {
+        let i = batch.next
+        batch.next += 1
+        pthread_mutex_unlock(mutex)
+        batch.body(i)
+        pthread_mutex_lock(mutex)
+        batch.unfinished -= 1
+        if batch.unfinished == 0 { pthread_cond_broadcast(condition) }
     }
 }

@@ -392,23 +392,10 @@ public struct OverlayRenderer: Sendable {
     }
 
     private mutating func renderBooth() {
-        let outline = TextStyle.outline(.black)
-        if let rect = layout.countdown {
-            let cs = texts.countdownScale
-            canvas.draw(text: texts.countdown, at: Point(x: rect.x + cs, y: rect.y + cs), scale: cs, color: .white, style: outline)
-        }
-        if let rect = layout.attractTitle {
-            let ts = texts.attractTitleScale
-            canvas.draw(text: texts.attractTitle, at: Point(x: rect.x + ts, y: rect.y + ts), scale: ts, color: .white, style: outline)
-        }
-        if let rect = layout.attractLine {
-            let ls = texts.attractLineScale
-            canvas.draw(text: texts.attractLine, at: Point(x: rect.x + ls, y: rect.y + ls), scale: ls, color: .yellow, style: outline)
-        }
-        if let rect = layout.qrCaption {
-            let cs = texts.captionScale
-            canvas.draw(text: texts.qrCaption, at: Point(x: rect.x + cs, y: rect.y + cs), scale: cs, color: .white, style: outline)
-        }
+        drawOutlined(texts.countdown, in: layout.countdown, scale: texts.countdownScale, color: .white)
+        drawOutlined(texts.attractTitle, in: layout.attractTitle, scale: texts.attractTitleScale, color: .white)
+        drawOutlined(texts.attractLine, in: layout.attractLine, scale: texts.attractLineScale, color: .yellow)
+        drawOutlined(texts.qrCaption, in: layout.qrCaption, scale: texts.captionScale, color: .white)
         if let rect = layout.qrCode, let code = model.qrCode {
             canvas.fill(rect, color: .white)
             let px = texts.qrModule, quiet = 4 * px
@@ -418,6 +405,12 @@ public struct OverlayRenderer: Sendable {
                 }
             }
         }
+    }
+
+    /// Outlined text in its layout rect (laid out by `textRect`: the outline's margin inside).
+    private mutating func drawOutlined(_ text: String, in rect: Rect?, scale: Int, color: Color) {
+        guard let rect else { return }
+        canvas.draw(text: text, at: Point(x: rect.x + scale, y: rect.y + scale), scale: scale, color: color, style: .outline(.black))
     }
 
     /// A small box outlined in `color` with `text` in it.
