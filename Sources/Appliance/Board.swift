@@ -24,6 +24,8 @@ public struct Board: Sendable, Equatable {
     public var models: [String]
     public var gpioChips: [String]
     public var pins: [ControlPin: Int]
+    /// The flash's or ring light's switch (an output line, `pins.flash`), if the board names one.
+    public var flash: Int?
     public var i2cBus: Int
     public var display: String
     public var cameraPorts: [String]
@@ -32,12 +34,23 @@ public struct Board: Sendable, Equatable {
     /// BCM GPIO numbers of the Pi's SoCs.
     public static let bcmLines = 0...53
 
-    /// The first line used by two controls: (first use, second use, line), in `ControlPin` order.
-    public static func firstDuplicate(_ pins: [ControlPin: Int]) -> (ControlPin, ControlPin, Int)? {
-        var seen: [Int: ControlPin] = [:]
-        for (pin, line) in pins.sorted(by: { $0.key < $1.key }) {
-            if let other = seen[line] { return (other, pin, line) }
-            seen[line] = pin
+    /// Every line by its name in `pins`, in `ControlPin` order with the flash last.
+    public static func namedLines(_ pins: [ControlPin: Int], flash: Int?) -> [(name: String, line: Int)] {
+        var named = pins.sorted(by: { $0.key < $1.key }).map { (name: $0.key.rawValue, line: $0.value) }
+        if let flash { named.append((flashName, flash)) }
+        return named
+    }
+
+    /// The output line's name in `pins` (beside the controls' names).
+    public static let flashName = "flash"
+
+    /// The first line used twice: (first use, second use, line) by name, in `ControlPin` order
+    /// with the flash last.
+    public static func firstDuplicate(_ pins: [ControlPin: Int], flash: Int? = nil) -> (String, String, Int)? {
+        var seen: [Int: String] = [:]
+        for (name, line) in namedLines(pins, flash: flash) {
+            if let other = seen[line] { return (other, name, line) }
+            seen[line] = name
         }
         return nil
     }
@@ -91,16 +104,21 @@ public struct Board: Sendable, Equatable {
         default: throw fail("gpioChip", "must be a chip name or label, or a list of them")
         }
         var pins: [ControlPin: Int] = [:]
+        var flash: Int?
         try r.section("pins") { r throws(ConfigError) in
             for key in r.object.keys.sorted() {
+                if key == flashName {
+                    flash = try r.integer(key, in: bcmLines)
+                    continue
+                }
                 guard let pin = ControlPin(rawValue: key) else {
-                    throw fail(r.path(key), "unknown control (allowed: \(ControlPin.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    throw fail(r.path(key), "unknown control (allowed: \(pinNames))")
                 }
                 pins[pin] = try r.integer(key, in: bcmLines)
             }
         }
-        if let (a, b, line) = firstDuplicate(pins) {
-            throw fail("pins.\(b.rawValue)", "line \(line) is also used by \(a.rawValue) (pins.\(a.rawValue))")
+        if let (a, b, line) = firstDuplicate(pins, flash: flash) {
+            throw fail("pins.\(b)", "line \(line) is also used by \(a) (pins.\(a))")
         }
         let bus = try r.integer("i2cBus", in: 0...255) ?? 1
         let display = try r.optionalString("display") ?? "hdmi"
@@ -108,9 +126,12 @@ public struct Board: Sendable, Equatable {
         let configTxt = try r.strings("configTxt") ?? []
         _ = r.value("notes")
         try r.rejectUnknown(allowed: "id, name, models, gpioChip, pins, i2cBus, display, cameraPorts, configTxt, notes")
-        return Board(id: id, name: name, models: models, gpioChips: chips, pins: pins, i2cBus: bus, display: display,
+        return Board(id: id, name: name, models: models, gpioChips: chips, pins: pins, flash: flash, i2cBus: bus, display: display,
                      cameraPorts: cameras, configTxt: configTxt)
     }
+
+    /// The names `pins` takes: the controls' and the flash's.
+    public static var pinNames: String { (ControlPin.allCases.map(\.rawValue) + [flashName]).joined(separator: ", ") }
 
     /// The board whose `models` begin `model` (the longest such beginning wins), if any.
     public static func matching(model: String, in boards: [Board]) -> Board? {
@@ -129,6 +150,8 @@ public struct Board: Sendable, Equatable {
 public struct GPIOPlan: Sendable, Equatable {
     public var chips: [String]
     public var pins: [ControlPin: Int]
+    /// The flash's output line, when `booth.flash` drives one and the board or `gpio.pins.flash` names it.
+    public var flash: Int?
     public var debounceMs: Int
     public var transitionsPerDetent: Int
     public var acceleration: Bool
@@ -154,23 +177,28 @@ extension GPIOPlan {
 }
 
 extension Config {
-    /// Merges `gpio.pins` over the board's and checks the result; `lineCount` (the chip's,
+    /// Merges `gpio.pins` over the board's (and the flash's line, with `booth.flash` on) and checks the result; `lineCount` (the chip's,
     /// once opened) bounds the offsets. Errors name both uses of a line.
     public func gpioPlan(board: Board, lineCount: Int? = nil) throws(ConfigError) -> GPIOPlan {
         var pins = board.pins
         for (pin, line) in gpio.pins { pins[pin] = line }
-        func origin(_ p: ControlPin) -> String {
-            gpio.pins[p] != nil ? "gpio.pins.\(p.rawValue)" : "board \(board.id): pins.\(p.rawValue)"
+        // The flash's line is the booth's only when it drives a light; otherwise it is free.
+        let flash = booth.flash != .off ? gpio.flash ?? board.flash : nil
+        func overridden(_ name: String) -> Bool {
+            name == Board.flashName ? gpio.flash != nil : ControlPin(rawValue: name).map { gpio.pins[$0] != nil } ?? false
         }
-        if let (a, b, line) = Board.firstDuplicate(pins) {
-            let (first, second) = gpio.pins[b] != nil ? (a, b) : (b, a)
-            throw ConfigError(source: source, field: gpio.pins[second] != nil ? "gpio.pins.\(second.rawValue)" : "board",
-                              message: "line \(line) is used by both \(second.rawValue) (\(origin(second))) and \(first.rawValue) (\(origin(first)))")
+        func origin(_ name: String) -> String {
+            overridden(name) ? "gpio.pins.\(name)" : "board \(board.id): pins.\(name)"
         }
-        if let count = lineCount, let (pin, line) = pins.sorted(by: { $0.key < $1.key }).first(where: { $0.value >= count }) {
-            throw ConfigError(source: source, field: origin(pin), message: "line \(line) for \(pin.rawValue) is out of range (the chip has lines 0…\(count - 1))")
+        if let (a, b, line) = Board.firstDuplicate(pins, flash: flash) {
+            let (first, second) = overridden(b) ? (a, b) : (b, a)
+            throw ConfigError(source: source, field: overridden(second) ? "gpio.pins.\(second)" : "board",
+                              message: "line \(line) is used by both \(second) (\(origin(second))) and \(first) (\(origin(first)))")
         }
-        return GPIOPlan(chips: gpio.chip.map { [$0] } ?? board.gpioChips, pins: pins, debounceMs: gpio.debounceMs,
+        if let count = lineCount, let (name, line) = Board.namedLines(pins, flash: flash).first(where: { $0.line >= count }) {
+            throw ConfigError(source: source, field: origin(name), message: "line \(line) for \(name) is out of range (the chip has lines 0…\(count - 1))")
+        }
+        return GPIOPlan(chips: gpio.chip.map { [$0] } ?? board.gpioChips, pins: pins, flash: flash, debounceMs: gpio.debounceMs,
                         transitionsPerDetent: gpio.transitionsPerDetent, acceleration: gpio.acceleration)
     }
 }

@@ -16,8 +16,27 @@ public struct BoothSettings: Sendable, Equatable {
     /// Shots per session, 1…4; more than one are also put together into a collage.
     public var shots = 1
     public var layout = Layout.strip
-    /// Print each session's result (the photo, or the collage) through CUPS.
-    public var print = false
+    public enum PrintMode: String, Sendable, Equatable, CaseIterable {
+        case off
+        /// Each session's result (the photo, or the collage) is printed.
+        case auto
+        /// A press of the big button during the review prints it (once); the next press
+        /// starts a new session.
+        case button
+    }
+    /// A flash or ring light on the board's `flash` output line.
+    public enum FlashMode: String, Sendable, Equatable, CaseIterable {
+        case off
+        /// On for each shot's exposure only.
+        case exposure
+        /// On from the press to the session's last shot (a ring light the guests pose in).
+        case session
+    }
+    /// Printing through CUPS.
+    public var print = PrintMode.off
+    public var flash = FlashMode.off
+    /// A collage template (`template.json` beside its PNG frame); nil: the plain layout.
+    public var template: String? = nil
     /// The CUPS queue; nil: the default printer.
     public var printer: String? = nil
     public var copies = 1
@@ -47,6 +66,8 @@ public struct Booth: Sendable, Equatable {
         case compose([String])
         /// Show this photo (the single shot, or the collage) for review.
         case review(String)
+        /// Print this photo (the one being reviewed), asked for by the button.
+        case print(String)
     }
 
     public let settings: BoothSettings
@@ -55,6 +76,9 @@ public struct Booth: Sendable, Equatable {
     public private(set) var taken: [String] = []
     /// Those of them saved so far.
     public private(set) var saved: Set<String> = []
+    /// The photo being reviewed, and whether the button has printed it.
+    public private(set) var reviewed: String?
+    public private(set) var printRequested = false
 
     public init(settings: BoothSettings) {
         var s = settings
@@ -65,10 +89,19 @@ public struct Booth: Sendable, Equatable {
     }
 
     /// The big button. Idle or reviewing: a new session (the countdown, or at once the first
-    /// shot without one). Otherwise it is ignored: a session runs to its end.
+    /// shot without one) — except the first press of a review with `print: button`, which
+    /// prints what is shown and keeps it on screen for another `reviewSeconds`. Otherwise it
+    /// is ignored: a session runs to its end.
     public mutating func press(now: UInt64) -> Action? {
+        if isReviewing, settings.print == .button, !printRequested, let reviewed {
+            printRequested = true
+            phase = .review(until: now + UInt64(settings.reviewSeconds) * 1_000_000_000)
+            return .print(reviewed)
+        }
         switch phase {
         case .attract, .review:
+            reviewed = nil
+            printRequested = false
             taken = []
             saved = []
             return startShot(1, now: now)
@@ -78,14 +111,17 @@ public struct Booth: Sendable, Equatable {
     }
 
     /// The time passes: a countdown that ended takes its shot; a review that ended goes idle.
-    public mutating func tick(now: UInt64) -> Action? {
+    /// `lead`: how long before the countdown's end the camera must be asked (one that is
+    /// reconfigured for a still); the shot is still due at the end.
+    public mutating func tick(now: UInt64, lead: UInt64 = 0) -> Action? {
         switch phase {
-        case .countdown(let shot, let endsAt) where now >= endsAt:
+        case .countdown(let shot, let endsAt) where endsAt != .max && now >= endsAt - min(lead, endsAt):
             // Until the controller reports the shot, the countdown shows 0 and nothing repeats.
             phase = .countdown(shot: shot, endsAt: .max)
             return .capture(shot: shot, due: endsAt)
         case .review(let until) where now >= until:
             phase = .attract
+            reviewed = nil
             return nil
         default:
             return nil
@@ -121,8 +157,7 @@ public struct Booth: Sendable, Equatable {
     /// The collage was saved: review it.
     public mutating func composed(_ path: String, now: UInt64) -> Action? {
         guard phase == .developing else { return nil }
-        phase = .review(until: now + UInt64(settings.reviewSeconds) * 1_000_000_000)
-        return .review(path)
+        return startReview(path, now: now)
     }
 
     /// The numeral to show during a countdown (3, 2, 1), nil otherwise.
@@ -164,10 +199,26 @@ public struct Booth: Sendable, Equatable {
 
     private mutating func finishIfSaved(now: UInt64) -> Action? {
         guard taken.allSatisfy(saved.contains) else { return nil }
-        if taken.count == 1 {
-            phase = .review(until: now + UInt64(settings.reviewSeconds) * 1_000_000_000)
-            return .review(taken[0])
-        }
+        if taken.count == 1 { return startReview(taken[0], now: now) }
         return .compose(taken)
+    }
+
+    private mutating func startReview(_ path: String, now: UInt64) -> Action {
+        phase = .review(until: now + UInt64(settings.reviewSeconds) * 1_000_000_000)
+        reviewed = path
+        printRequested = false
+        return .review(path)
+    }
+
+    /// Whether the flash should be on now: during a shot's exposure (the controller says) or,
+    /// for a ring light, from the press until the session's shots are taken.
+    public func flashWanted(exposing: Bool) -> Bool {
+        switch settings.flash {
+        case .off: return false
+        case .exposure: return exposing
+        case .session:
+            if case .countdown = phase { return true }
+            return exposing
+        }
     }
 }

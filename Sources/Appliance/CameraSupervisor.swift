@@ -141,8 +141,8 @@ final class CameraSupervisor {
         }
     }
 
-    /// A full-resolution still of the current lens.
-    func captureStill() throws -> CapturedStill {
-        try camera.captureStill()
+    /// A full-resolution still of the current lens, exposed no earlier than `notBefore` (0: now).
+    func captureStill(notBefore: UInt64 = 0) throws -> CapturedStill {
+        try camera.captureStill(notBefore: notBefore)
     }
 }

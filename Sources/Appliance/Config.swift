@@ -36,7 +36,7 @@ public typealias ConfigError = FieldError
 ///                 "connections": 32, "idleSeconds": 15, "previewViewers": 2 },
 ///   "mode":     "camera",
 ///   "booth":    { "countdownSeconds": 3, "reviewSeconds": 6, "shots": 1, "layout": "strip",
-///                 "print": "off", "printer": null, "copies": 1 } }
+///                 "print": "off", "printer": null, "copies": 1, "flash": "off", "template": null } }
 /// ```
 /// Every section and key is optional (the values above are the defaults, except that
 /// `photosDirectory`, `socket.group`, `license.publicKey`, `display.connector` and `display.mode`
@@ -198,6 +198,8 @@ public struct Config: Sendable, Equatable {
         public var acceleration = true
         /// Pins overriding the board's (BCM line offsets, 0…53).
         public var pins: [ControlPin: Int] = [:]
+        /// The flash's output line overriding the board's (`gpio.pins.flash`).
+        public var flash: Int? = nil
         public init() {}
     }
 
@@ -344,10 +346,9 @@ public struct Config: Sendable, Equatable {
                 guard let layout = BoothSettings.Layout(rawValue: l) else { throw fail(r.path("layout"), "\"\(l)\" is not strip or grid") }
                 b.layout = layout
             }
-            if let p = try r.optionalString("print") {
-                guard p == "auto" || p == "off" else { throw fail(r.path("print"), "\"\(p)\" is not auto or off") }
-                b.print = p == "auto"
-            }
+            b.print = try r.choice("print", BoothSettings.PrintMode.self) ?? b.print
+            b.flash = try r.choice("flash", BoothSettings.FlashMode.self) ?? b.flash
+            if let t = try r.optionalString("template") { b.template = try resolve(t, r.path("template")) }
             if let name = try r.optionalString("printer") {
                 guard !name.isEmpty, name.count <= 127, name.allSatisfy({ $0.isASCII && $0 != "/" && $0 != "#" && !$0.isWhitespace }) else {
                     throw fail(r.path("printer"), "must be a CUPS queue name (printable ASCII without spaces, / or #)")
@@ -376,15 +377,18 @@ public struct Config: Sendable, Equatable {
             }
             g.acceleration = try r.bool("acceleration") ?? g.acceleration
             try r.section("pins") { r throws(ConfigError) in
-                let names = ControlPin.allCases.map(\.rawValue).joined(separator: ", ")
                 for key in r.object.keys.sorted() {
+                    if key == Board.flashName {
+                        g.flash = try r.integer(key, in: Board.bcmLines)
+                        continue
+                    }
                     guard let pin = ControlPin(rawValue: key) else {
-                        throw fail(r.path(key), "unknown control (allowed: \(names))")
+                        throw fail(r.path(key), "unknown control (allowed: \(Board.pinNames))")
                     }
                     if let line = try r.integer(key, in: Board.bcmLines) { g.pins[pin] = line }
                 }
-                if let (a, b, line) = Board.firstDuplicate(g.pins) {
-                    throw fail(r.path(b.rawValue), "line \(line) is also used by \(a.rawValue) (\(r.path(a.rawValue)))")
+                if let (a, b, line) = Board.firstDuplicate(g.pins, flash: g.flash) {
+                    throw fail(r.path(b), "line \(line) is also used by \(a) (\(r.path(a)))")
                 }
             }
             config.gpio = g

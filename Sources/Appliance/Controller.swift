@@ -37,15 +37,19 @@ public final class Controller {
         /// or the display failed), called every 2 s to look for one that has appeared since,
         /// with the input that comes with it; nil while there is none.
         public var findDisplay: (() -> (display: DisplaySink, inputs: [InputSource])?)?
+        /// The booth's flash or ring light (the board's `flash` output line), when one is wired.
+        public var flash: FlashLight?
 
         public init(camera: CameraSource, faults: FaultInjectable?, display: DisplaySink, motion: MotionSensor?,
-                    inputs: [InputSource] = [], findDisplay: (() -> (display: DisplaySink, inputs: [InputSource])?)? = nil) {
+                    inputs: [InputSource] = [], findDisplay: (() -> (display: DisplaySink, inputs: [InputSource])?)? = nil,
+                    flash: FlashLight? = nil) {
             self.camera = camera
             self.faults = faults
             self.display = display
             self.motion = motion
             self.inputs = inputs
             self.findDisplay = findDisplay
+            self.flash = flash
         }
     }
 
@@ -119,6 +123,27 @@ public final class Controller {
     private var boothCopies: [String: RGBImage] = [:]
     /// How late the last booth shot was taken after it was due (the countdown's end or the press), ms.
     private var lastTriggerLatencyMs: Double?
+    /// The last booth shot's exposure (the still's sensor timestamp) less the moment it was
+    /// due, ms: negative when the frame began just before it.
+    private var lastExposureOffsetMs: Double?
+    /// The sensor timestamp of the last still taken (0: the camera gave none), and of the last
+    /// booth shot (monotonic ns: scripts compare it with their press).
+    private var lastStillTimestamp: UInt64 = 0
+    private var lastStillSkippedPeriod: UInt64 = 0
+    private var lastBoothExposure: UInt64 = 0
+    /// Each shot of the current (or last) session: its exposure less the moment it was due, ms.
+    private var sessionExposureOffsetsMs: [Double] = []
+    /// How long before a booth shot is due a camera that is reconfigured for each still (no
+    /// still stream beside the viewfinder) is asked for it, so that the exposure lands on the
+    /// countdown's end: 1 s at first, grown by what a late shot was late (at most 3 s).
+    private var stillLeadNs: UInt64 = 1_000_000_000
+    static let maxStillLeadNs: UInt64 = 3_000_000_000
+    /// The collage template (booth.template), loaded at start.
+    private var boothTemplate: BoothTemplate?
+    private let flash: FlashLight?
+    /// Whether the flash line was last driven high, and whether driving it has failed (logged once).
+    private var flashIsOn = false
+    private var flashFailed = false
     private var lastCollage: String?
     private let collageQueue = DispatchQueue(label: "loopix.booth", qos: .utility)
     /// The booth's prints (booth.print: auto).
@@ -156,7 +181,13 @@ public final class Controller {
         state.booth = config.photobooth
         self.state = state
         if config.photobooth { booth = Booth(settings: config.booth) }
-        if config.booth.print {
+        flash = devices.flash
+        if let template = config.booth.template {
+            do { boothTemplate = try BoothTemplate.load(path: template, shots: config.booth.shots) } catch {
+                Log.error("booth: template \(error); collages use the plain \(config.booth.layout.rawValue) layout")
+            }
+        }
+        if config.booth.print != .off {
             do {
                 printQueue = try PrintQueue(settings: PrintQueue.Settings(printer: config.booth.printer, copies: config.booth.copies),
                                             stateFile: config.state.directory + "/print-jobs")
@@ -258,7 +289,9 @@ public final class Controller {
         takeCaptureReports()
         // A shot due while the capture queue is full waits for room (a small Pi develops one
         // photo at a time) rather than ending the session.
-        if booth?.currentShot == nil || captures.hasRoom, let action = booth?.tick(now: MonotonicClock.now()) { boothDo(action) }
+        let lead = supervisor.camera.stillsWhileStreaming ? 0 : stillLeadNs
+        if booth?.currentShot == nil || captures.hasRoom, let action = booth?.tick(now: MonotonicClock.now(), lead: lead) { boothDo(action) }
+        setFlash(booth?.flashWanted(exposing: false) ?? false)
         refreshWebAddress()
         if reviewFrame != nil, booth?.isReviewing != true {
             reviewFrame = nil
@@ -323,6 +356,7 @@ public final class Controller {
         saveQueue.sync {}
         collageQueue.sync {}
         printQueue?.stop()
+        setFlash(false)
     }
 
     /// SIGHUP: takes over what can change while running, names what needs a restart.
@@ -583,7 +617,7 @@ public final class Controller {
 
     /// Takes a photo: reserves its file and the space it will take, grabs the still, queues it.
     /// Refuses (with the reason) when the queue is full or the photo would not fit.
-    func capture(keepCopy: Bool = false) -> Result<String, Refusal> {
+    func capture(keepCopy: Bool = false, notBefore: UInt64 = 0) -> Result<String, Refusal> {
         func refuse(_ message: String, log: String) -> Result<String, Refusal> {
             if let line = refusalLog.admit("shutter refused: \(log)") { Log.warning(line) }
             return .failure(Refusal(message: message))
@@ -603,7 +637,7 @@ public final class Controller {
             return refuse("Storage unavailable", log: "\(error)")
         }
         let still: CapturedStill
-        do { still = try supervisor.captureStill() } catch {
+        do { still = try supervisor.captureStill(notBefore: notBefore) } catch {
             storage.release(bytes: bytes)
             Log.error("\(path): still capture failed: \(error)")
             return .failure(Refusal(message: "Capture failed"))
@@ -623,6 +657,8 @@ public final class Controller {
             storage.release(bytes: bytes)
             return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
         }
+        lastStillTimestamp = still.metadata.timestampNs
+        lastStillSkippedPeriod = still.skippedFramePeriodNs
         Log.info("shutter: \(path) (\(currentPreset.name), \(Int((state.intensity * 100).rounded())) %)")
         return .success(path)
     }
@@ -652,6 +688,9 @@ public final class Controller {
                 model.qrCode = reviewCode
                 model.qrCaption = "Scan for your photo"
             }
+            if booth.settings.print == .button, printQueue != nil {
+                model.prompt = booth.printRequested ? "Printing\u{2026}" : "Press the button to print"
+            }
         }
         if let text = supervisor.banner {
             model.banner = text
@@ -675,8 +714,20 @@ public final class Controller {
             case .capture(_, let due):
                 let now = MonotonicClock.now()
                 lastTriggerLatencyMs = Double(now - min(due, now)) / 1e6
-                switch capture(keepCopy: true) {
+                // The flash is on for the exposure, which the camera makes within captureStill.
+                setFlash(booth?.flashWanted(exposing: true) ?? false)
+                let result = capture(keepCopy: true, notBefore: due)
+                setFlash(booth?.flashWanted(exposing: false) ?? false)
+                switch result {
                 case .success(let path):
+                    if lastStillTimestamp != 0 {
+                        let offset = (Double(lastStillTimestamp) - Double(due)) / 1e6
+                        lastExposureOffsetMs = offset
+                        if booth?.taken.isEmpty == true { sessionExposureOffsetsMs = [] }
+                        sessionExposureOffsetsMs.append((offset * 10).rounded() / 10)
+                        lastBoothExposure = lastStillTimestamp
+                        learnStillLead(exposure: lastStillTimestamp, due: due, skippedPeriod: lastStillSkippedPeriod)
+                    }
                     taken = taken ?? path
                     next = booth?.shotTaken(path, now: MonotonicClock.now())
                 case .failure(let refusal):
@@ -688,6 +739,8 @@ public final class Controller {
                 startCollage(paths)
             case .review(let path):
                 showReview(path)
+            case .print(let path):
+                printPhoto(path)
             }
         }
         return taken
@@ -706,13 +759,14 @@ public final class Controller {
             reports.add(.composeFailed)
             return
         }
-        let layout = config.booth.layout, encoding = Self.encoding(config), preset = currentPreset.name
+        let layout = config.booth.layout, template = boothTemplate, encoding = Self.encoding(config), preset = currentPreset.name
         let reports = self.reports, storage = self.storage
         let date = Date()
         collageQueue.async {
             defer { storage.release(bytes: bytes) }
             let dateText = ISO8601DateFormatter.string(from: date, timeZone: .current, formatOptions: [.withFullDate])
-            let collage = BoothCollage.compose(copies, layout: layout, caption: "\(preset) - \(dateText)")
+            let collage = template.map { BoothCollage.compose(copies, template: $0) }
+                ?? BoothCollage.compose(copies, layout: layout, caption: "\(preset) - \(dateText)")
             let meta = PhotoMetadata(make: "Loopix", model: "Loopix photobooth", date: date, presetName: preset)
             do {
                 try format.write(collage, to: path, metadata: meta, heic: encoding.heic, jpegQuality: encoding.jpegQuality)
@@ -729,14 +783,43 @@ public final class Controller {
     /// QR code of its gallery page when the gallery runs.
     private func showReview(_ path: String) {
         defer { boothCopies = [:] }
-        if let printQueue {
-            let jpeg = (path as NSString).deletingPathExtension + ".JPG"
-            printQueue.print(FileManager.default.fileExists(atPath: jpeg) ? jpeg : path)
-        }
+        if config.booth.print == .auto { printPhoto(path) }
         guard let copy = boothCopies[path] else { return }
         reviewFrame = BoothCollage.letterbox(copy, width: pipeline.width, height: pipeline.height)
         let name = path.split(separator: "/").suffix(2).joined(separator: "/")
         reviewCode = webURL.flatMap { try? QRCode($0 + "photo/" + name) }
+    }
+
+    /// A camera reconfigured for each still exposed a booth shot more than 50 ms after it was
+    /// due, without a frame skipped (it was still being reconfigured at the countdown's end):
+    /// the next one is asked for that much earlier (and a fifth more). When frames were skipped
+    /// the still is the first from the end on, on time within the stream's frame period.
+    private func learnStillLead(exposure: UInt64, due: UInt64, skippedPeriod: UInt64) {
+        guard !supervisor.camera.stillsWhileStreaming, skippedPeriod == 0, exposure > due + 50_000_000 else { return }
+        let late = exposure - due
+        stillLeadNs = min(Self.maxStillLeadNs, stillLeadNs + late + late / 5)
+        Log.info("booth: the still came \(late / 1_000_000) ms after the countdown's end; asking \(stillLeadNs / 1_000_000) ms early from now on")
+    }
+
+    /// Hands a photo to CUPS: its JPEG (made beside the HEIC when printing is on), or the photo.
+    private func printPhoto(_ path: String) {
+        guard let printQueue else { return }
+        let jpeg = (path as NSString).deletingPathExtension + ".JPG"
+        printQueue.print(FileManager.default.fileExists(atPath: jpeg) ? jpeg : path)
+    }
+
+    /// Drives the flash line when its state changes; a failure is logged once (the booth goes on
+    /// without light).
+    private func setFlash(_ on: Bool) {
+        guard let flash, on != flashIsOn else { return }
+        do {
+            try flash.set(on)
+            flashIsOn = on
+            flashFailed = false
+        } catch {
+            if !flashFailed { Log.error("booth: flash: \(error)") }
+            flashFailed = true
+        }
     }
 
     // MARK: Video
@@ -980,6 +1063,13 @@ public final class Controller {
             if let shot = booth.currentShot { b["shot"] = .int(shot) }
             if let n = booth.countdownNumeral(now: MonotonicClock.now()) { b["countdown"] = .int(n) }
             if let lastTriggerLatencyMs { b["triggerLatencyMs"] = .number((lastTriggerLatencyMs * 10).rounded() / 10) }
+            if let lastExposureOffsetMs {
+                b["exposureOffsetMs"] = .number((lastExposureOffsetMs * 10).rounded() / 10)
+                b["exposedAtNs"] = .int(Int(clamping: lastBoothExposure))
+                b["exposureOffsetsMs"] = .array(sessionExposureOffsetsMs.map { .number($0) })
+                if lastStillSkippedPeriod > 0 { b["stillFramePeriodMs"] = .number((Double(lastStillSkippedPeriod) / 1e5).rounded() / 10) }
+            }
+            if booth.settings.flash != .off { b["flash"] = .bool(flashIsOn) }
             if let lastCollage { b["lastCollage"] = .string(lastCollage) }
             if let printQueue {
                 var p = JSONObject([("pending", .int(printQueue.pending)), ("printed", .int(printQueue.printed))])

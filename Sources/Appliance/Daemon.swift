@@ -124,11 +124,11 @@ public enum Daemon {
             Log.error("display: \(error)")
             return 1
         }
-        let (inputs, motion) = makeHardwareInputs(config)
+        let (inputs, motion, flash) = makeHardwareInputs(config)
         let controller = Controller(config: config, configPath: configPath,
                                     devices: .init(camera: camera, faults: faults, display: display, motion: motion,
                                                    inputs: inputs + makeInputs(config, display: display),
-                                                   findDisplay: displayFinder(config, headless: headless)),
+                                                   findDisplay: displayFinder(config, headless: headless), flash: flash),
                                     handle: handle)
         server.start()
         Log.info("control socket at \(config.socket.path); take a photo with: loopix ctl capture")
@@ -193,30 +193,58 @@ public enum Daemon {
         return 2
     }
 
-    /// The board's GPIO buttons and encoder (when a board is configured and its chip exists)
-    /// and the IMU (when one answers); otherwise a warning and the scripted, level sensor.
-    static func makeHardwareInputs(_ config: Config) -> ([InputSource], MotionSensor) {
+    /// The board's GPIO buttons and encoder (when a board is configured and its chip exists),
+    /// the booth's flash line (when `booth.flash` asks for one), and the IMU (when one answers);
+    /// otherwise a warning and the scripted, level sensor.
+    static func makeHardwareInputs(_ config: Config) -> ([InputSource], MotionSensor, FlashLight?) {
         var inputs: [InputSource] = []
         var board: Board?
+        var flash: FlashLight?
         if let id = config.boardID {
             do {
                 let b = try Board.load(id: id, directory: config.boardsDirectory)
                 board = b
                 inputs += makeButtons(config, board: b)
+                if config.booth.flash != .off { flash = makeFlash(config, board: b) }
             } catch {
                 Log.warning("board: \(error); no GPIO buttons")
             }
+        } else if config.booth.flash != .off {
+            Log.warning("booth.flash: no board configured, so no flash line")
         }
         let fallback = ScriptedMotion(.level, name: "simulated (level and still)")
-        guard config.imu.enabled, board != nil || config.imu.bus != nil else { return (inputs, fallback) }
+        guard config.imu.enabled, board != nil || config.imu.bus != nil else { return (inputs, fallback, flash) }
         let bus = config.imu.bus ?? board?.i2cBus ?? 1
         do {
             let imu = try IMUProbe.open(bus: bus, address: config.imu.address)
             Log.info("motion sensor: \(imu.name)")
-            return (inputs, imu)
+            return (inputs, imu, flash)
         } catch {
             Log.warning("motion sensor: \(error); grain at a constant rate, photos upright")
-            return (inputs, fallback)
+            return (inputs, fallback, flash)
+        }
+    }
+
+    /// The flash's output line (the board's `pins.flash` or `gpio.pins.flash`), requested low.
+    static func makeFlash(_ config: Config, board: Board) -> FlashLight? {
+        do {
+            let plan = try config.gpioPlan(board: board)
+            guard let line = plan.flash else {
+                Log.warning("booth.flash: board \(board.id) names no flash line; set gpio.pins.flash")
+                return nil
+            }
+            switch plan.findChip() {
+            case .success(let chip):
+                let output = try GPIOOutput(chip: chip.path, offset: line)
+                Log.info("booth: flash on line \(line) of \(chip.path)")
+                return output
+            case .failure(let missing):
+                Log.warning("booth.flash: \(missing); no flash")
+                return nil
+            }
+        } catch {
+            Log.warning("booth.flash: \(error); no flash")
+            return nil
         }
     }
 

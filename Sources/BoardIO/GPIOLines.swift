@@ -161,6 +161,42 @@ public final class GPIOLines {
     }
 }
 
+/// The owner of one output line (a flash's or a ring light's switch): requested low, driven by
+/// `set`, driven low again and released on `deinit`. Use from one thread at a time.
+public final class GPIOOutput {
+    public let chip: String
+    public let offset: Int
+    public private(set) var isHigh = false
+    private let request: OpaquePointer
+
+    /// Requests line `offset` of `chip` (path, name or label) as an output, low.
+    /// Wraps `CGPIOShim_request_outputs`.
+    public init(chip: String, offset: Int, consumer: String = "loopixd") throws(GPIOError) {
+        self.chip = chip
+        self.offset = offset
+        guard offset >= 0, offset <= Int(UInt32.max) else { throw GPIOError(errno: EINVAL, what: "requesting line \(offset) of \(chip) as an output") }
+        var line = UInt32(offset), low: Int32 = 0
+        var out: OpaquePointer?
+        let r = CGPIOShim_request_outputs(chip, consumer, &line, 1, &low, &out)
+        guard r >= 0, let request = out else { throw GPIOError(errno: -r, what: "requesting line \(offset) of \(chip) as an output") }
+        self.request = request
+    }
+
+    deinit {
+        var low: Int32 = 0
+        _ = CGPIOShim_set_values(request, &low)
+        CGPIOShim_release(request)
+    }
+
+    /// Drives the line high (true) or low. Wraps `CGPIOShim_set_values`.
+    public func set(_ high: Bool) throws(GPIOError) {
+        var value: Int32 = high ? 1 : 0
+        let r = CGPIOShim_set_values(request, &value)
+        guard r == 0 else { throw GPIOError(errno: -r, what: "driving line \(offset) of \(chip) \(high ? "high" : "low")") }
+        isHigh = high
+    }
+}
+
 /// A NUL-terminated C buffer as a String.
 func text(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

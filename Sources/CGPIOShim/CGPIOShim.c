@@ -182,7 +182,6 @@ int CGPIOShim_line_info(const char *descr, unsigned int offset, int *used, char 
 // MARK: requests
 
 #if CGPIOSHIM_V1
-
 struct CGPIOShim_request {
     struct gpiod_chip *chip;
     struct gpiod_line_bulk bulk;
@@ -191,21 +190,47 @@ struct CGPIOShim_request {
     int epfd;  // every line has its own event fd in the v1 uAPI: one epoll fd gathers them
 };
 
+#else
+struct CGPIOShim_request {
+    struct gpiod_chip *chip;
+    struct gpiod_line_request *request;
+    struct gpiod_edge_event_buffer *events;
+    unsigned int n;
+    unsigned int offsets[CGPIOShim_MAX_LINES];
+};
+
+#endif
+
+// A new request of `n` lines of chip `descr`: the chip open, the offsets checked against its
+// lines. NULL with *err (-errno) otherwise. The caller requests the lines; CGPIOShim_release frees it.
+static CGPIOShim_request *start_request(const char *descr, const unsigned int *offsets, size_t n, int *err) {
+    if (!offsets || n == 0 || n > CGPIOShim_MAX_LINES) { *err = -EINVAL; return NULL; }
+    CGPIOShim_request *r = calloc(1, sizeof *r);
+    if (!r) { *err = -ENOMEM; return NULL; }
+#if CGPIOSHIM_V1
+    r->epfd = -1;
+#endif
+    r->n = (unsigned int)n;
+    memcpy(r->offsets, offsets, n * sizeof *offsets);
+    r->chip = open_chip(descr, NULL, 0);
+    if (!r->chip) { *err = neg_errno(); CGPIOShim_release(r); return NULL; }
+    unsigned int lines = chip_num_lines(r->chip);
+    for (size_t i = 0; i < n; i++) {
+        if (offsets[i] >= lines) { *err = -ERANGE; CGPIOShim_release(r); return NULL; }
+    }
+    return r;
+}
+
+#if CGPIOSHIM_V1
+
 int CGPIOShim_request_lines(const char *descr, const char *consumer, const unsigned int *offsets, size_t n,
                             const unsigned int *debounce_us, CGPIOShim_request **out) {
     (void)debounce_us;  // libgpiod 1.x cannot set a kernel debounce period: debounced in Swift
-    if (!out || !offsets || n == 0 || n > CGPIOShim_MAX_LINES) return -EINVAL;
+    if (!out) return -EINVAL;
     *out = NULL;
-    CGPIOShim_request *r = calloc(1, sizeof *r);
-    if (!r) return -ENOMEM;
-    r->epfd = -1;
-    r->n = (unsigned int)n;
-    memcpy(r->offsets, offsets, n * sizeof *offsets);
     int flags = 0, err;
-    r->chip = open_chip(descr, NULL, 0);
-    if (!r->chip) { err = neg_errno(); goto fail; }
-    unsigned int lines = gpiod_chip_num_lines(r->chip);
-    for (size_t i = 0; i < n; i++) if (offsets[i] >= lines) { err = -ERANGE; goto fail; }
+    CGPIOShim_request *r = start_request(descr, offsets, n, &err);
+    if (!r) return err;
     if (gpiod_chip_get_lines(r->chip, r->offsets, r->n, &r->bulk) < 0) { err = neg_errno(); goto fail; }
     struct gpiod_line_request_config config = {
         .consumer = consumer ? consumer : "loopix",
@@ -271,6 +296,34 @@ int CGPIOShim_get_values(CGPIOShim_request *r, int *values) {
     return gpiod_line_get_value_bulk(&r->bulk, values) < 0 ? neg_errno() : 0;
 }
 
+int CGPIOShim_request_outputs(const char *descr, const char *consumer, const unsigned int *offsets, size_t n,
+                              const int *initial, CGPIOShim_request **out) {
+    if (!out) return -EINVAL;
+    *out = NULL;
+    int err, values[CGPIOShim_MAX_LINES] = {0};
+    CGPIOShim_request *r = start_request(descr, offsets, n, &err);
+    if (!r) return err;
+    for (size_t i = 0; initial && i < n; i++) values[i] = initial[i] ? 1 : 0;
+    if (gpiod_chip_get_lines(r->chip, r->offsets, r->n, &r->bulk) < 0) { err = neg_errno(); goto fail; }
+    struct gpiod_line_request_config config = {
+        .consumer = consumer ? consumer : "loopix",
+        .request_type = GPIOD_LINE_REQUEST_DIRECTION_OUTPUT,
+    };
+    if (gpiod_line_request_bulk(&r->bulk, &config, values) < 0) { err = neg_errno(); goto fail; }
+    *out = r;
+    return 0;
+fail:
+    CGPIOShim_release(r);
+    return err;
+}
+
+int CGPIOShim_set_values(CGPIOShim_request *r, const int *values) {
+    if (!r || !values) return -EINVAL;
+    int v[CGPIOShim_MAX_LINES];
+    for (unsigned int i = 0; i < r->n; i++) v[i] = values[i] ? 1 : 0;
+    return gpiod_line_set_value_bulk(&r->bulk, v) < 0 ? neg_errno() : 0;
+}
+
 void CGPIOShim_release(CGPIOShim_request *r) {
     if (!r) return;
     if (r->epfd >= 0) close(r->epfd);
@@ -284,29 +337,15 @@ void CGPIOShim_release(CGPIOShim_request *r) {
 
 #else  // libgpiod 2.x
 
-struct CGPIOShim_request {
-    struct gpiod_chip *chip;
-    struct gpiod_line_request *request;
-    struct gpiod_edge_event_buffer *events;
-    unsigned int n;
-    unsigned int offsets[CGPIOShim_MAX_LINES];
-};
-
 int CGPIOShim_request_lines(const char *descr, const char *consumer, const unsigned int *offsets, size_t n,
                             const unsigned int *debounce_us, CGPIOShim_request **out) {
-    if (!out || !offsets || n == 0 || n > CGPIOShim_MAX_LINES) return -EINVAL;
+    if (!out) return -EINVAL;
     *out = NULL;
-    CGPIOShim_request *r = calloc(1, sizeof *r);
-    if (!r) return -ENOMEM;
-    r->n = (unsigned int)n;
-    memcpy(r->offsets, offsets, n * sizeof *offsets);
     int err = 0;
+    CGPIOShim_request *r = start_request(descr, offsets, n, &err);
+    if (!r) return err;
     struct gpiod_line_config *lines = NULL;
     struct gpiod_request_config *rc = NULL;
-    r->chip = open_chip(descr, NULL, 0);
-    if (!r->chip) { err = neg_errno(); goto done; }
-    unsigned int count = chip_num_lines(r->chip);
-    for (size_t i = 0; i < n; i++) if (offsets[i] >= count) { err = -ERANGE; goto done; }
     lines = gpiod_line_config_new();
     rc = gpiod_request_config_new();
     r->events = gpiod_edge_event_buffer_new(256);
@@ -361,6 +400,46 @@ int CGPIOShim_get_values(CGPIOShim_request *r, int *values) {
     if (gpiod_line_request_get_values(r->request, v) < 0) return neg_errno();
     for (unsigned int i = 0; i < r->n; i++) values[i] = v[i] == GPIOD_LINE_VALUE_ACTIVE;
     return 0;
+}
+
+int CGPIOShim_request_outputs(const char *descr, const char *consumer, const unsigned int *offsets, size_t n,
+                              const int *initial, CGPIOShim_request **out) {
+    if (!out) return -EINVAL;
+    *out = NULL;
+    int err = 0;
+    CGPIOShim_request *r = start_request(descr, offsets, n, &err);
+    if (!r) return err;
+    struct gpiod_line_config *lines = NULL;
+    struct gpiod_request_config *rc = NULL;
+    lines = gpiod_line_config_new();
+    rc = gpiod_request_config_new();
+    if (!lines || !rc) { err = -ENOMEM; goto done; }
+    for (size_t i = 0; i < n; i++) {
+        struct gpiod_line_settings *s = gpiod_line_settings_new();
+        if (!s) { err = -ENOMEM; goto done; }
+        int high = initial && initial[i];
+        int bad = gpiod_line_settings_set_direction(s, GPIOD_LINE_DIRECTION_OUTPUT) < 0
+               || gpiod_line_settings_set_output_value(s, high ? GPIOD_LINE_VALUE_ACTIVE : GPIOD_LINE_VALUE_INACTIVE) < 0
+               || gpiod_line_config_add_line_settings(lines, &r->offsets[i], 1, s) < 0;
+        gpiod_line_settings_free(s);
+        if (bad) { err = neg_errno(); goto done; }
+    }
+    gpiod_request_config_set_consumer(rc, consumer ? consumer : "loopix");
+    r->request = gpiod_chip_request_lines(r->chip, rc, lines);
+    if (!r->request) err = neg_errno();
+done:
+    if (lines) gpiod_line_config_free(lines);
+    if (rc) gpiod_request_config_free(rc);
+    if (err) { CGPIOShim_release(r); return err; }
+    *out = r;
+    return 0;
+}
+
+int CGPIOShim_set_values(CGPIOShim_request *r, const int *values) {
+    if (!r || !r->request || !values) return -EINVAL;
+    enum gpiod_line_value v[CGPIOShim_MAX_LINES];
+    for (unsigned int i = 0; i < r->n; i++) v[i] = values[i] ? GPIOD_LINE_VALUE_ACTIVE : GPIOD_LINE_VALUE_INACTIVE;
+    return gpiod_line_request_set_values(r->request, v) < 0 ? neg_errno() : 0;
 }
 
 void CGPIOShim_release(CGPIOShim_request *r) {

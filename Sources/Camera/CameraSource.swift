@@ -113,11 +113,19 @@ public protocol CameraSource: AnyObject {
     /// (already the preview size; no allocation). Throws `.timeout` when none came.
     func nextPreviewFrame(into frame: inout RGBImage, timeout: Double) throws -> FrameMetadata
     /// A full-resolution still of the current lens, without stopping the preview for long:
-    /// exposed and copied now, converted to RGB later (`CapturedStill.image()`).
-    func captureStill() throws -> CapturedStill
+    /// exposed and copied now, converted to RGB later (`CapturedStill.image()`). `notBefore`
+    /// (monotonic ns; 0: none) asks for a frame exposed no earlier than that moment: a caller
+    /// that knows when the shot is due (a countdown's end) starts early — a camera that must be
+    /// reconfigured for a still does that first — and gets the first frame from then on.
+    func captureStill(notBefore: UInt64) throws -> CapturedStill
     /// Whether a still can be taken without stopping the stream (a still stream beside the
     /// viewfinder): what taking one while recording needs.
     var stillsWhileStreaming: Bool { get }
+}
+
+extension CameraSource {
+    /// A still now.
+    public func captureStill() throws -> CapturedStill { try captureStill(notBefore: 0) }
 }
 
 /// A still as the sensor gave it, before its conversion to RGB. Taking it costs the exposure
@@ -128,6 +136,9 @@ public struct CapturedStill: Sendable {
     public let metadata: FrameMetadata
     public let width: Int
     public let height: Int
+    /// Where frames before a `notBefore` moment were skipped: the time between the last one
+    /// skipped and this one (the still stream's frame period); 0 when none was skipped.
+    public var skippedFramePeriodNs: UInt64 = 0
     private let convert: @Sendable () throws -> RGBImage
 
     public init(metadata: FrameMetadata, width: Int, height: Int, convert: @escaping @Sendable () throws -> RGBImage) {

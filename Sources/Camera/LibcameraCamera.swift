@@ -198,12 +198,14 @@ public final class LibcameraCamera: CameraSource {
     /// still means reconfiguring (vimc).
     public var stillsWhileStreaming: Bool { stillTogether }
 
-    public func captureStill() throws -> CapturedStill {
+    public func captureStill(notBefore: UInt64) throws -> CapturedStill {
         guard let open else { throw CameraError.failed("camera not started") }
         if stillTogether {
-            // The pipeline streams both: add the still buffer to the next request.
+            // The pipeline streams both: add the still buffer to a request made from then on.
+            let now = MonotonicClock.now()
+            if notBefore > now { usleep(UInt32(min(notBefore - now, 10_000_000_000) / 1000)) }
             CLibcameraShim_requestStill(open)
-            return try waitStill(stream: 1, info: still, timeout: 3)
+            return try waitStill(stream: 1, info: still, notBefore: 0, timeout: 3)
         }
         // One stream at a time: switch to a full-resolution still configuration and back.
         CLibcameraShim_stop(open)
@@ -212,22 +214,25 @@ public final class LibcameraCamera: CameraSource {
         guard rc == 0 else { throw Self.error(rc, "configuring a still of \(ids[openIndex])") }
         rc = CLibcameraShim_start(open)
         guard rc == 0 else { throw Self.error(rc, "starting a still of \(ids[openIndex])") }
-        let result = Result { try waitStill(stream: 0, info: info, timeout: 3) }
+        let result = Result { try waitStill(stream: 0, info: info, notBefore: notBefore, timeout: 3) }
         CLibcameraShim_stop(open)
         try start(lens: openIndex, previewWidth: previewSize.0, previewHeight: previewSize.1)
         return try result.get()
     }
 
-    /// Waits for the still and copies its bytes out of the request's buffer (which goes back to
-    /// libcamera at once); the conversion to RGB is left to `CapturedStill.image()`.
-    private func waitStill(stream: Int32, info: CLibcameraShim_StreamInfo, timeout: Double) throws -> CapturedStill {
+    /// Waits for the still — the first frame of `stream` exposed at `notBefore` or later (frames
+    /// without a timestamp count) — and copies its bytes out of the request's buffer (which goes
+    /// back to libcamera at once); the conversion to RGB is left to `CapturedStill.image()`.
+    private func waitStill(stream: Int32, info: CLibcameraShim_StreamInfo, notBefore: UInt64, timeout: Double) throws -> CapturedStill {
         guard let open else { throw CameraError.failed("camera not started") }
         guard let format = CameraPixelFormat(fourcc: info.fourcc) else {
             throw CameraError.failed("unsupported still pixel format 0x\(String(info.fourcc, radix: 16))")
         }
         let w = Int(info.width), h = Int(info.height)
         let converter = FrameConverter(format: format, sourceWidth: w, sourceHeight: h, stride: Int(info.stride), width: w, height: h)
-        let deadline = Deadline.after(seconds: timeout)
+        let now = MonotonicClock.now()
+        let deadline = Deadline.after(seconds: timeout + Double(notBefore > now ? notBefore - now : 0) / 1e9)
+        var lastSkipped: UInt64 = 0
         while !deadline.hasPassed {
             var f = CLibcameraShim_Frame()
             let rc = CLibcameraShim_waitFrame(open, max(1, deadline.pollTimeout), &f)
@@ -235,12 +240,18 @@ public final class LibcameraCamera: CameraSource {
             guard rc == 0 else { throw Self.error(rc, "waiting for a still") }
             defer { CLibcameraShim_releaseFrame(open, f.cookie) }
             guard f.stream == stream else { continue }
+            if f.timestampNs != 0 && f.timestampNs < notBefore {
+                lastSkipped = f.timestampNs
+                continue
+            }
             let raw = [UInt8](UnsafeRawBufferPointer(start: f.data, count: Int(f.length)))
-            return CapturedStill(metadata: Self.metadata(f), width: w, height: h) {
+            var captured = CapturedStill(metadata: Self.metadata(f), width: w, height: h) {
                 var image = RGBImage(width: w, height: h)
                 try raw.withUnsafeBytes { try converter.convert($0, into: &image) }
                 return image
             }
+            if lastSkipped != 0 && f.timestampNs > lastSkipped { captured.skippedFramePeriodNs = f.timestampNs - lastSkipped }
+            return captured
         }
         throw CameraError.timeout("no still within \(Int(timeout)) s")
     }

@@ -311,7 +311,10 @@ public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
     /// The simulated sensor renders stills beside its preview.
     public var stillsWhileStreaming: Bool { true }
 
-    public func captureStill() throws -> CapturedStill {
+    public func captureStill(notBefore: UInt64) throws -> CapturedStill {
+        // The simulated sensor streams stills beside its preview: the frame of the moment asked for.
+        let start = clock.now()
+        if notBefore > start { clock.sleep(notBefore - start) }
         let deadline = clock.now() + Self.nanoseconds(stillTimeout)
         while true {
             let now = clock.now()

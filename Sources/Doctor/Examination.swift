@@ -203,8 +203,8 @@ public struct Examination {
         do { _ = try config.gpioPlan(board: board, lineCount: chip.lineCount) } catch {
             return findings + [Finding(.gpio, .problem, "\(error)")]
         }
-        for (pin, offset) in plan.pins.sorted(by: { $0.key < $1.key }) {
-            let what = "line \(offset) (\(pin.rawValue))"
+        for (pin, offset) in Board.namedLines(plan.pins, flash: plan.flash) {
+            let what = "line \(offset) (\(pin))"
             switch machine.gpioLine(chip: chip, offset: offset) {
             case .failure(let error):
                 findings.append(Finding(.gpio, .problem, "\(what): \(error)"))
@@ -215,7 +215,7 @@ public struct Examination {
             case .success(let info):
                 let holder = info.consumer.isEmpty ? "an unnamed consumer (a kernel driver or an overlay)" : "\"\(info.consumer)\""
                 findings.append(Finding(.gpio, .problem, "\(what) is in use by \(holder)",
-                                        advice: "stop what holds it (an overlay in config.txt, another program) or move \(pin.rawValue) with gpio.pins.\(pin.rawValue)"))
+                                        advice: "stop what holds it (an overlay in config.txt, another program) or move \(pin) with gpio.pins.\(pin)"))
             }
         }
         return findings

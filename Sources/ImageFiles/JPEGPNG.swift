@@ -146,19 +146,8 @@ enum PNGCodec {
     static func decode(_ bytes: [UInt8], path: String, limit: PixelLimit, applyProfile: Bool = true) throws -> DecodedPhoto {
         try bytes.withUnsafeBufferPointer { buffer in
             var png = png_image()
-            png.version = UInt32(PNG_IMAGE_VERSION)
             defer { png_image_free(&png) }
-            guard png_image_begin_read_from_memory(&png, buffer.baseAddress, buffer.count) != 0 else {
-                throw error(png, path: path, encoding: false)
-            }
-            png.flags |= UInt32(PNG_IMAGE_FLAG_16BIT_sRGB)
-            png.format = UInt32(PNG_FORMAT_RGB)
-            let w = Int(png.width), h = Int(png.height)
-            guard w > 0, h > 0 else {
-                throw ImageFileError.decode(path: path, format: .png, code: 0, message: "image has no pixels (\(w)×\(h))")
-            }
-            try limit.check(width: w, height: h, format: .png, path: path)
-            try checkImageDataCanHold(bytes, width: w, height: h, path: path)
+            let (w, h) = try beginRead(&png, buffer, bytes: bytes, format: UInt32(PNG_FORMAT_RGB), path: path, limit: limit)
             var black = png_color(red: 0, green: 0, blue: 0)
             let pixels = try uninitializedPixels(count: w * h * 3) {
                 guard png_image_finish_read(&png, &black, $0, Int32(w * 3), nil) != 0 else {
@@ -186,6 +175,50 @@ enum PNGCodec {
         }
     }
 
+    /// Any PNG → 8-bit sRGB colour and its alpha (opaque where the file has none), for overlays
+    /// such as the booth's collage templates. An iCCP profile is not applied (templates are sRGB).
+    static func decodeWithAlpha(_ bytes: [UInt8], path: String, limit: PixelLimit) throws -> (image: RGBImage, alpha: [UInt8]) {
+        try bytes.withUnsafeBufferPointer { buffer in
+            var png = png_image()
+            defer { png_image_free(&png) }
+            let format = UInt32(PNG_FORMAT_RGB) | UInt32(PNG_FORMAT_FLAG_ALPHA)  // PNG_FORMAT_RGBA
+            let (w, h) = try beginRead(&png, buffer, bytes: bytes, format: format, path: path, limit: limit)
+            let rgba = try uninitializedPixels(count: w * h * 4) {
+                guard png_image_finish_read(&png, nil, $0, Int32(w * 4), nil) != 0 else {
+                    throw error(png, path: path, encoding: false)
+                }
+            }
+            var image = RGBImage(width: w, height: h)
+            var alpha = [UInt8](repeating: 0, count: w * h)
+            for i in 0..<(w * h) {
+                image.pixels[3 * i] = rgba[4 * i]
+                image.pixels[3 * i + 1] = rgba[4 * i + 1]
+                image.pixels[3 * i + 2] = rgba[4 * i + 2]
+                alpha[i] = rgba[4 * i + 3]
+            }
+            return (image, alpha)
+        }
+    }
+
+    /// Reads the header into `png` and asks for `format` (8-bit sRGB), after checking the size
+    /// against `limit` and the data present: the picture's width and height.
+    static func beginRead(_ png: inout png_image, _ buffer: UnsafeBufferPointer<UInt8>, bytes: [UInt8], format: UInt32,
+                          path: String, limit: PixelLimit) throws -> (Int, Int) {
+        png.version = UInt32(PNG_IMAGE_VERSION)
+        guard png_image_begin_read_from_memory(&png, buffer.baseAddress, buffer.count) != 0 else {
+            throw error(png, path: path, encoding: false)
+        }
+        png.flags |= UInt32(PNG_IMAGE_FLAG_16BIT_sRGB)
+        png.format = format
+        let w = Int(png.width), h = Int(png.height)
+        guard w > 0, h > 0 else {
+            throw ImageFileError.decode(path: path, format: .png, code: 0, message: "image has no pixels (\(w)×\(h))")
+        }
+        try limit.check(width: w, height: h, format: .png, path: path)
+        try checkImageDataCanHold(bytes, width: w, height: h, path: path)
+        return (w, h)
+    }
+
     /// Deflate packs at most 1032 bytes into one, so IDAT chunks shorter than 1/1032 of the
     /// filtered rows cannot hold the picture: a valid header over truncated data is refused
     /// before the image is allocated. (Interlaced rows only need more.)
@@ -208,24 +241,38 @@ enum PNGCodec {
         }
     }
 
-    /// 8-bit RGB PNG with libpng's default sRGB tagging. Metadata is not written.
-    static func encode(_ image: RGBImage, path: String) throws -> [UInt8] {
+    /// 8-bit RGB PNG (RGBA with `alpha`, one byte a pixel) with libpng's default sRGB tagging.
+    /// Metadata is not written.
+    static func encode(_ image: RGBImage, alpha: [UInt8]? = nil, path: String) throws -> [UInt8] {
         var png = png_image()
         png.version = UInt32(PNG_IMAGE_VERSION)
         png.width = UInt32(image.width)
         png.height = UInt32(image.height)
-        png.format = UInt32(PNG_FORMAT_RGB)
+        png.format = UInt32(PNG_FORMAT_RGB) | (alpha != nil ? UInt32(PNG_FORMAT_FLAG_ALPHA) : 0)
         defer { png_image_free(&png) }
+        var samples = image.pixels, channels = 3
+        if let alpha {
+            precondition(alpha.count == image.width * image.height, "one alpha byte a pixel")
+            channels = 4
+            samples = [UInt8](repeating: 0, count: alpha.count * 4)
+            for i in 0..<alpha.count {
+                samples[4 * i] = image.pixels[3 * i]
+                samples[4 * i + 1] = image.pixels[3 * i + 1]
+                samples[4 * i + 2] = image.pixels[3 * i + 2]
+                samples[4 * i + 3] = alpha[i]
+            }
+        }
+        let stride = Int32(image.width * channels)
         var size = 0
         // First call: size only.
-        let sized = image.pixels.withUnsafeBytes {
-            png_image_write_to_memory(&png, nil, &size, 0, $0.baseAddress, Int32(image.width * 3), nil)
+        let sized = samples.withUnsafeBytes {
+            png_image_write_to_memory(&png, nil, &size, 0, $0.baseAddress, stride, nil)
         }
         guard sized != 0, size > 0 else { throw error(png, path: path, encoding: true) }
         var out = [UInt8](repeating: 0, count: size)
         let ok = out.withUnsafeMutableBytes { dst in
-            image.pixels.withUnsafeBytes {
-                png_image_write_to_memory(&png, dst.baseAddress, &size, 0, $0.baseAddress, Int32(image.width * 3), nil)
+            samples.withUnsafeBytes {
+                png_image_write_to_memory(&png, dst.baseAddress, &size, 0, $0.baseAddress, stride, nil)
             }
         }
         guard ok != 0 else { throw error(png, path: path, encoding: true) }

@@ -54,6 +54,16 @@ public enum ImageReader {
         return photo
     }
 
+    /// A PNG with its alpha channel (0: transparent … 255: opaque, one byte a pixel), colour
+    /// as `read` gives it but not composited: overlays such as the booth's collage templates.
+    public static func readPNGWithAlpha(path: String, limit: PixelLimit = .forThisMachine) throws -> (image: RGBImage, alpha: [UInt8]) {
+        let bytes = try readWholeFile(path: path)
+        guard try detect(bytes, path: path) == .png else {
+            throw ImageFileError.unknownFormat(path: path, detail: "not a PNG (a template needs its transparency)")
+        }
+        return try PNGCodec.decodeWithAlpha(bytes, path: path, limit: limit)
+    }
+
     /// The format from the first bytes: FF D8 FF (JPEG), 89 P N G (PNG), "ftyp" at offset 4 (HEIF).
     static func detect(_ bytes: [UInt8], path: String) throws -> ImageFormat {
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
@@ -85,6 +95,12 @@ public enum ImageWriter {
         }
         let bytes = try encode(image, format: format, metadata: metadata, heic: heic, jpegQuality: jpegQuality, path: path)
         try AtomicFile.write(bytes, to: path, replace: replace)
+    }
+
+    /// A PNG with an alpha channel (one byte a pixel, 255 opaque), written atomically: overlays
+    /// such as the booth's collage templates.
+    public static func writePNG(_ image: RGBImage, alpha: [UInt8], to path: String, replace: Bool = false) throws {
+        try AtomicFile.write(try PNGCodec.encode(image, alpha: alpha, path: path), to: path, replace: replace)
     }
 
     /// A quick sRGB JPEG without profile or EXIF: a live preview frame for a browser.

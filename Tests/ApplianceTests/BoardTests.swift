@@ -15,9 +15,11 @@ final class BoardTests: XCTestCase {
         XCTAssertEqual(Set(boards.map(\.id)), ["pi-zero-2w", "pi3bplus", "pi4b", "pi5", "cm4", "cm5"])
         for b in boards {
             XCTAssertEqual(Set(b.pins.keys), Set(ControlPin.allCases), b.id)
-            XCTAssertEqual(Set(b.pins.values).count, b.pins.count, "\(b.id): a line used twice")
+            let flash = try XCTUnwrap(b.flash, "\(b.id) names a flash line")
+            let lines = Array(b.pins.values) + [flash]
+            XCTAssertEqual(Set(lines).count, lines.count, "\(b.id): a line used twice")
             let reserved: Set<Int> = [0, 1, 2, 3, 7, 8, 9, 10, 11, 14, 15, 18, 19, 20, 21, 24, 25]
-            XCTAssertTrue(reserved.isDisjoint(with: b.pins.values), "\(b.id) uses a reserved pin")
+            XCTAssertTrue(reserved.isDisjoint(with: lines), "\(b.id) uses a reserved pin")
             XCTAssertEqual(b.i2cBus, 1)
             XCTAssertFalse(b.gpioChips.isEmpty)
         }
@@ -41,6 +43,30 @@ final class BoardTests: XCTestCase {
         }
         XCTAssertThrowsError(try Config.parse(Data(#"{"gpio":{"pins":{"mode":9,"lens":9}}}"#.utf8), source: "c.json")) { e in
             XCTAssertEqual("\(e)", "c.json: gpio.pins.lens: line 9 is also used by mode (gpio.pins.mode)")
+        }
+    }
+
+    /// The flash's line belongs to the plan only while the booth drives a light: a button moved
+    /// onto it is fine with the flash off and an error naming both uses with it on.
+    func testTheFlashLineIsCheckedOnlyWhenTheBoothDrivesALight() throws {
+        let board = try Board.load(id: "pi4b", directory: boardsDirectory)
+        let off = try Config.parse(Data(#"{"board":"pi4b","gpio":{"pins":{"shutter-right":4}}}"#.utf8), source: "c.json")
+        XCTAssertNil(try off.gpioPlan(board: board).flash)
+        let on = try Config.parse(Data(#"{"board":"pi4b","booth":{"flash":"exposure"},"gpio":{"pins":{"shutter-right":4}}}"#.utf8), source: "c.json")
+        XCTAssertThrowsError(try on.gpioPlan(board: board)) { e in
+            XCTAssertEqual("\(e)", "c.json: gpio.pins.shutter-right: line 4 is used by both shutter-right (gpio.pins.shutter-right) and flash (board pi4b: pins.flash)")
+        }
+        let moved = try Config.parse(Data(#"{"board":"pi4b","booth":{"flash":"session"},"gpio":{"pins":{"flash":40}}}"#.utf8), source: "c.json")
+        XCTAssertEqual(try moved.gpioPlan(board: board).flash, 40)
+        XCTAssertEqual(try moved.gpioPlan(board: board, lineCount: 58).pins, board.pins)
+        XCTAssertThrowsError(try moved.gpioPlan(board: board, lineCount: 28)) { e in
+            XCTAssertEqual("\(e)", "c.json: gpio.pins.flash: line 40 for flash is out of range (the chip has lines 0…27)")
+        }
+        XCTAssertThrowsError(try Config.parse(Data(#"{"gpio":{"pins":{"mode":9,"flash":9}}}"#.utf8), source: "c.json")) { e in
+            XCTAssertEqual("\(e)", "c.json: gpio.pins.flash: line 9 is also used by mode (gpio.pins.mode)")
+        }
+        XCTAssertThrowsError(try Board.parse(Data(#"{"id":"x","name":"X","gpioChip":"gpiochip0","pins":{"lens":4,"flash":4}}"#.utf8), source: "x.json")) { e in
+            XCTAssertEqual("\(e)", "x.json: pins.flash: line 4 is also used by lens (pins.lens)")
         }
     }
 

@@ -111,4 +111,66 @@ final class BoothTests: XCTestCase {
         XCTAssertEqual(rules.apply(.setBooth(false), to: &s), Outcome([.boothChanged]))
         XCTAssertEqual(rules.apply(.shutter, to: &s), [.capture])
     }
+
+    /// `print: button`: the first press of a review prints what is shown (once) and keeps it on
+    /// screen; the next press starts a new session.
+    func testWithPrintButtonTheFirstPressOfAReviewPrintsItOnce() {
+        var s = settings(countdown: 0, review: 5)
+        s.print = .button
+        var booth = Booth(settings: s)
+        XCTAssertEqual(booth.press(now: 0), .capture(shot: 1, due: 0))
+        _ = booth.shotTaken("/p/1.HEIC", now: 0)
+        XCTAssertEqual(booth.photoSaved("/p/1.HEIC", now: second), .review("/p/1.HEIC"))
+        XCTAssertEqual(booth.press(now: 2 * second), .print("/p/1.HEIC"))
+        XCTAssertTrue(booth.printRequested)
+        XCTAssertEqual(booth.phase, .review(until: 7 * second), "shown another reviewSeconds while it prints")
+        XCTAssertEqual(booth.press(now: 3 * second), .capture(shot: 1, due: 3 * second), "the next press is a new session")
+        XCTAssertFalse(booth.printRequested)
+        _ = booth.shotTaken("/p/2.HEIC", now: 3 * second)
+        XCTAssertEqual(booth.photoSaved("/p/2.HEIC", now: 4 * second), .review("/p/2.HEIC"))
+        XCTAssertNil(booth.tick(now: 9 * second))
+        XCTAssertEqual(booth.phase, .attract)
+        XCTAssertEqual(booth.press(now: 10 * second), .capture(shot: 1, due: 10 * second), "after the review a press shoots")
+
+        var auto = Booth(settings: settings(countdown: 0))
+        _ = auto.press(now: 0)
+        _ = auto.shotTaken("/p/1.HEIC", now: 0)
+        _ = auto.photoSaved("/p/1.HEIC", now: 0)
+        XCTAssertEqual(auto.press(now: second), .capture(shot: 1, due: second), "without print: button a press in review shoots")
+    }
+
+    /// The flash: on only for the exposure (`exposure`), or from the press to the last shot
+    /// (`session`, a ring light); never with `off`.
+    func testTheFlashIsWantedForTheExposureOrTheWholeSession() {
+        for mode in BoothSettings.FlashMode.allCases {
+            var s = settings(countdown: 2, shots: 2)
+            s.flash = mode
+            var booth = Booth(settings: s)
+            XCTAssertFalse(booth.flashWanted(exposing: false), "idle, \(mode)")
+            XCTAssertEqual(booth.flashWanted(exposing: true), mode != .off, "exposing, \(mode)")
+            _ = booth.press(now: 0)
+            XCTAssertEqual(booth.flashWanted(exposing: false), mode == .session, "counting down, \(mode)")
+            XCTAssertEqual(booth.tick(now: 2 * second), .capture(shot: 1, due: 2 * second))
+            XCTAssertNil(booth.shotTaken("/p/1.HEIC", now: 2 * second))
+            XCTAssertEqual(booth.flashWanted(exposing: false), mode == .session, "between the shots, \(mode)")
+            _ = booth.tick(now: 4 * second)
+            _ = booth.shotTaken("/p/2.HEIC", now: 4 * second)
+            XCTAssertEqual(booth.phase, .developing)
+            XCTAssertFalse(booth.flashWanted(exposing: false), "developing, \(mode)")
+        }
+    }
+
+    /// A camera reconfigured for each still is asked `lead` before the countdown's end; the
+    /// shot is still due at the end (the camera waits for a frame from then on).
+    func testWithALeadTheShotIsAskedForEarlyButDueAtTheEnd() {
+        var booth = Booth(settings: settings(countdown: 3))
+        XCTAssertNil(booth.press(now: 0))
+        XCTAssertNil(booth.tick(now: 2 * second - 1, lead: second))
+        XCTAssertEqual(booth.tick(now: 2 * second, lead: second), .capture(shot: 1, due: 3 * second))
+        XCTAssertNil(booth.tick(now: 4 * second, lead: second), "asked for once")
+        var long = Booth(settings: settings(countdown: 1))
+        XCTAssertNil(long.press(now: 10 * second))
+        XCTAssertEqual(long.tick(now: 10 * second, lead: 5 * second), .capture(shot: 1, due: 11 * second),
+                       "a lead longer than the countdown asks at once")
+    }
 }

@@ -26,7 +26,12 @@ final class RecordingCamera: CameraSource {
     func nextPreviewFrame(into frame: inout RGBImage, timeout: Double) throws -> FrameMetadata {
         try inner.nextPreviewFrame(into: &frame, timeout: timeout)
     }
-    func captureStill() throws -> CapturedStill { try inner.captureStill() }
+    /// Called as each still is taken (its exposure), before it is returned.
+    var onStill: (() -> Void)?
+    func captureStill(notBefore: UInt64) throws -> CapturedStill {
+        onStill?()
+        return try inner.captureStill(notBefore: notBefore)
+    }
     var stillsWhileStreaming: Bool { true }
 }
 

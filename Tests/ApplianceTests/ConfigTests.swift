@@ -153,6 +153,26 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(try c.resolveCameraBackend(cameraPresent: true).backend, .simulated)
     }
 
+    /// The booth's printing, flash and template: each a choice or a path, checked.
+    func testBoothSection() throws {
+        let c = try Config.parse(Data(#"{ "booth": { "print": "button", "flash": "session", "template": "frames/wedding.json" } }"#.utf8), source: "/etc/loopix/loopix.json")
+        XCTAssertEqual(c.booth.print, .button)
+        XCTAssertEqual(c.booth.flash, .session)
+        XCTAssertEqual(c.booth.template, "/etc/loopix/frames/wedding.json", "relative to the configuration")
+        XCTAssertEqual(Config.defaults.booth.print, .off)
+        XCTAssertEqual(Config.defaults.booth.flash, .off)
+        XCTAssertNil(Config.defaults.booth.template)
+        XCTAssertThrowsError(try Config.parse(Data(#"{ "booth": { "print": "always" } }"#.utf8), source: "c.json")) { e in
+            XCTAssertEqual("\(e)", #"c.json: booth.print: "always" is not one of "off", "auto", "button""#)
+        }
+        XCTAssertThrowsError(try Config.parse(Data(#"{ "booth": { "flash": true } }"#.utf8), source: "c.json")) { e in
+            XCTAssertEqual("\(e)", #"c.json: booth.flash: must be one of "off", "exposure", "session""#)
+        }
+        XCTAssertThrowsError(try Config.parse(Data(#"{ "booth": { "template": "" } }"#.utf8), source: "c.json")) { e in
+            XCTAssertEqual("\(e)", "c.json: booth.template: must not be empty")
+        }
+    }
+
     /// The video section: defaults by board, every key checked.
     func testVideoSection() throws {
         let full = try Config.parse(Data(#"{ "video": { "width": 1280, "height": 720, "fps": 25, "bitrateMbps": 6, "encoder": "libx264", "x264Preset": "veryfast", "keyframeInterval": 2, "audio": { "device": "plughw:1,0", "channels": 2 } } }"#.utf8), source: "v.json")

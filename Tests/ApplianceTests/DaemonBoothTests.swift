@@ -1,3 +1,4 @@
+import FilmCore
 import Foundation
 import ImageFiles
 import System
@@ -75,7 +76,10 @@ final class DaemonBoothTests: XCTestCase {
         XCTAssertEqual(taken.map { ($0 as NSString).lastPathComponent }, ["LPX_0001.HEIC", "LPX_0002.HEIC"])
         let latency = try XCTUnwrap(session["triggerLatencyMs"] as? Double)
         XCTAssertLessThanOrEqual(latency, framePeriodMs + 20, "the shot is taken within a frame of the countdown's end")
-        print("booth: countdown end to shot \(latency) ms (frame period \(framePeriodMs) ms)")
+        // The exposure itself: the still's sensor timestamp against the countdown's end.
+        let exposure = try XCTUnwrap(session["exposureOffsetMs"] as? Double)
+        XCTAssertLessThanOrEqual(abs(exposure), framePeriodMs + 20, "the frame exposed at the countdown's end")
+        print("booth: countdown end to shot \(latency) ms, to the exposure \(exposure) ms (frame period \(framePeriodMs) ms)")
 
         // The collage: both shots side by side (grid), on paper, saved as the next photo.
         let collagePath = try XCTUnwrap(session["lastCollage"] as? String)
@@ -161,5 +165,60 @@ final class DaemonBoothTests: XCTestCase {
         XCTAssertEqual(booth(reviewed)["phase"] as? String, "review", d.log())
         let idle = try d.waitForStatus(timeout: 10) { self.booth($0)["phase"] as? String == "attract" }
         XCTAssertEqual(booth(idle)["phase"] as? String, "attract", "the review ends after reviewSeconds")
+    }
+
+    /// A template and `print: button`: two shots go into the template's holes under its frame;
+    /// the review asks for a press to print; the first press prints the collage once, the next
+    /// starts a new session.
+    func testATemplateCollageIsPrintedWhenTheGuestPressesTheButton() throws {
+        let cups: TestCUPS
+        do { cups = try TestCUPS() } catch let missing as TestCUPS.Unavailable { throw XCTSkip(missing.reason) }
+        defer { cups.stop() }
+        try cups.addPrinter("booth")
+        // A 600×400 card: an opaque dark frame with two 260×260 holes.
+        let templates = try makeTempDirectory(self)
+        var frame = RGBImage(width: 600, height: 400)
+        var alpha = [UInt8](repeating: 255, count: 600 * 400)
+        for i in 0..<(600 * 400) {
+            frame.pixels[3 * i] = 30
+            frame.pixels[3 * i + 1] = 30
+            frame.pixels[3 * i + 2] = 90
+            let x = i % 600, y = i / 600
+            if (40..<300).contains(y) && ((20..<280).contains(x) || (320..<580).contains(x)) { alpha[i] = 0 }
+        }
+        try ImageWriter.writePNG(frame, alpha: alpha, to: templates + "/card.png")
+        try #"{ "image": "card.png", "holes": [ {"x":20,"y":40,"width":260,"height":260}, {"x":320,"y":40,"width":260,"height":260} ] }"#
+            .write(toFile: templates + "/card.json", atomically: true, encoding: .utf8)
+        let d = try DaemonHarness(extraConfig: """
+            "mode": "photobooth", "booth": { "countdownSeconds": 1, "shots": 2, "reviewSeconds": 60, "print": "button",
+              "printer": "booth", "template": "\(templates)/card.json" }
+            """)
+        try d.start(environment: ["CUPS_SERVER": cups.socket])
+        defer { d.stop() }
+        func printing(_ s: [String: Any]) -> [String: Any] { booth(s)["printing"] as? [String: Any] ?? [:] }
+
+        XCTAssertEqual(try d.request(#"{"cmd":"capture"}"#)["ok"] as? Bool, true)
+        let review = try d.waitForStatus(timeout: 120) { self.booth($0)["phase"] as? String == "review" }
+        let collagePath = try XCTUnwrap(booth(review)["lastCollage"] as? String, "\(review)\n\(d.log())")
+        let collage = try ImageReader.read(path: collagePath)
+        XCTAssertEqual([collage.width, collage.height], [600, 400], "the template's size")
+        let corner = Array(collage.pixels[0..<3]).map(Int.init)
+        XCTAssertTrue(zip(corner, [30, 30, 90]).allSatisfy { abs($0 - $1) <= 6 }, "the frame covers the corner: \(corner)")
+        let centre = ((170 * 600) + 150) * 3
+        XCTAssertNotEqual(Array(collage.pixels[centre..<(centre + 3)]).map(Int.init), corner, "a shot shows through the hole")
+        XCTAssertEqual(printing(review)["printed"] as? Int, 0)
+        XCTAssertEqual(printing(review)["pending"] as? Int, 0, "nothing is printed unasked")
+        let screen = d.directory + "/print-prompt.png"
+        XCTAssertEqual(try d.request(#"{"cmd":"snapshot","path":"\#(screen)"}"#)["ok"] as? Bool, true)
+        keep(screen, as: "booth-print-prompt.png")
+
+        XCTAssertEqual(try d.request(#"{"cmd":"capture"}"#)["booth"] as? String, "review", "the first press prints")
+        let printed = try d.waitForStatus(timeout: 60) { printing($0)["printed"] as? Int == 1 }
+        XCTAssertEqual(printing(printed)["printed"] as? Int, 1, "\(printed)\n\(cups.log())")
+        let jpeg = (collagePath as NSString).deletingPathExtension + ".JPG"
+        XCTAssertEqual(cups.output("booth"), FileManager.default.contents(atPath: jpeg), "the collage's JPEG went to the printer")
+        XCTAssertEqual(try d.request(#"{"cmd":"capture"}"#)["booth"] as? String, "countdown", "the next press starts a session")
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertEqual(try cups.completedJobs("booth"), 1, "printed once")
     }
 }

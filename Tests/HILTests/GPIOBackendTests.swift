@@ -63,6 +63,29 @@ final class GPIOBackendTests: XCTestCase {
         return input.drain()
     }
 
+    /// The booth's flash line: requested as an output through libgpiod, driven high and low,
+    /// read back from gpio-sim's own view of the line; released (and free) when the owner goes.
+    func testAnOutputLineIsDrivenAndReadBack() throws {
+        _ = try sim()
+        let (chip, offset) = try GPIOChipInfo.findLine(named: "flash")
+        let valueFile = (try pullFile(chip: chip, offset: offset) as NSString).deletingLastPathComponent + "/value"
+        func level() throws -> String { try String(contentsOfFile: valueFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) }
+        var output: GPIOOutput? = try GPIOOutput(chip: chip, offset: offset, consumer: "hil-flash")
+        let info = try GPIOChipInfo.find(chip)
+        XCTAssertEqual(try info.line(offset).consumer, "hil-flash")
+        XCTAssertEqual(try level(), "0", "requested low")
+        try output?.set(true)
+        XCTAssertEqual(try level(), "1", "driven high")
+        try output?.set(false)
+        XCTAssertEqual(try level(), "0", "driven low")
+        try output?.set(true)
+        output = nil
+        XCTAssertFalse(try info.line(offset).used, "released with its owner")
+        XCTAssertThrowsError(try GPIOOutput(chip: chip, offset: info.lineCount)) { e in
+            XCTAssertTrue("\(e)".contains("beyond the chip's lines"), "\(e)")
+        }
+    }
+
     func testEveryButtonBecomesItsEvent() throws {
         let s = try sim()
         let input = try input(s)

@@ -69,6 +69,15 @@ int CGPIOShim_read_events(CGPIOShim_request *request, CGPIOShim_event *buffer, s
 /// The lines' current levels (0/1), in request order, into `values` (n ints). 0 or -errno.
 int CGPIOShim_get_values(CGPIOShim_request *request, int *values);
 
+/// Requests `n` lines of chip `descr` as push-pull outputs driven to `initial` (n ints, 0/1;
+/// NULL: all low) — a flash or a ring light's switch. Stores the request in *out; 0 or -errno.
+/// Events and CGPIOShim_fd do not apply to it.
+int CGPIOShim_request_outputs(const char *descr, const char *consumer, const unsigned int *offsets, size_t n,
+                              const int *initial, CGPIOShim_request **out);
+
+/// Drives a request's output lines to `values` (n ints, 0/1, in request order). 0 or -errno.
+int CGPIOShim_set_values(CGPIOShim_request *request, const int *values);
+
 /// Releases the lines and closes the chip. NULL is fine.
 void CGPIOShim_release(CGPIOShim_request *request);
 
