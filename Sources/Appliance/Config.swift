@@ -141,6 +141,8 @@ public struct Config: Sendable, Equatable {
         public var x265Preset = "ultrafast"
         /// Also keep each undeveloped still as a lossless PNG beside its HEIC (LPX_0001.PNG).
         public var keepOriginal = false
+        /// A command run after each photo is saved; nil: none.
+        public var afterSave: AfterSaveSettings? = nil
         public init() {}
     }
 
@@ -519,6 +521,20 @@ public struct Config: Sendable, Equatable {
                 c.x265Preset = p
             }
             c.keepOriginal = try r.bool("keepOriginal") ?? c.keepOriginal
+            try r.section("afterSave") { r throws(ConfigError) in
+                guard let command = try r.strings("command"), let program = command.first else {
+                    throw fail(r.path("command"), "is missing (a list: the program's absolute path, then its arguments)")
+                }
+                guard program.hasPrefix("/") else {
+                    throw fail(r.path("command"), "\"\(program.prefix(60))\" must be an absolute path (no PATH search, no shell)")
+                }
+                guard command.allSatisfy({ !$0.contains("\0") }) else { throw fail(r.path("command"), "must not contain NUL") }
+                var hook = AfterSaveSettings(command: command)
+                hook.timeoutSeconds = try r.number("timeoutSeconds", in: 1...86_400, unit: " s") ?? hook.timeoutSeconds
+                hook.running = try r.integer("running", in: 1...8) ?? hook.running
+                hook.waiting = try r.integer("waiting", in: 1...1000) ?? hook.waiting
+                c.afterSave = hook
+            }
             config.capture = c
         }
         try r.section("video") { r throws(ConfigError) in

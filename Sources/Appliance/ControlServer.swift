@@ -327,7 +327,12 @@ final class ControlServerLoop: @unchecked Sendable {
                 collectReplies(c)  // errors found in new lines go out in the same round
                 flush(c)
                 guard clients.contains(where: { $0 === c }) else { continue }
-                if c.gone && c.slots.isEmpty { drop(c); continue }
+                // A client gone with only claimed requests left (a wait-saved nobody reads): what
+                // it asked for is under way already; its answers would go nowhere.
+                if c.gone && c.slots.allSatisfy({ if case .pending(let p, _) = $0 { return p.isClaimed } else { return false } }) {
+                    drop(c)
+                    continue
+                }
                 if c.closing && c.slots.isEmpty && (c.pending == 0 || c.closingDeadline.hasPassed) { drop(c); continue }
                 if !c.closing && !c.eof && c.idle && c.idleTime(at: MonotonicClock.now()) >= UInt64(limits.idleTimeout * 1e9) {
                     enqueue(.failure("idle for \(JSONValue.format(limits.idleTimeout)) s; closing the connection"), to: c)
@@ -344,7 +349,8 @@ final class ControlServerLoop: @unchecked Sendable {
     private func deadline(of c: Client) -> Deadline {
         var d = c.closing ? c.closingDeadline : Deadline.never
         for slot in c.slots {
-            if case .pending(let p, _) = slot, p.reply == nil { d = min(d, p.deadline) }
+            // Only a request nobody has claimed can expire; a claimed one wakes the loop when answered.
+            if case .pending(let p, _) = slot, p.reply == nil, !p.isClaimed { d = min(d, p.deadline) }
         }
         if !c.closing && c.idle {
             d = min(d, Deadline(nanoseconds: c.lastActivity + UInt64(limits.idleTimeout * 1e9)))

@@ -149,6 +149,17 @@ public final class Controller {
     /// The booth's prints (booth.print: auto).
     private var printQueue: PrintQueue?
 
+    /// `wait-saved` requests: each is answered once its count of photos is saved.
+    private struct SavedWaiter {
+        let pending: PendingRequest
+        var remaining: Int
+        var paths: [String] = []
+    }
+    private var savedWaiters: [SavedWaiter] = []
+    static let maxSavedWaiters = 32
+    /// The after-save command (capture.afterSave), nil without one.
+    private var afterSave: AfterSaveHooks?
+
     /// Seen by tests: every effect carried out, in order.
     var effectObserver: ((Effect) -> Void)?
 
@@ -182,6 +193,11 @@ public final class Controller {
         self.state = state
         if config.photobooth { booth = Booth(settings: config.booth) }
         flash = devices.flash
+        if let hook = config.capture.afterSave {
+            do { afterSave = try AfterSaveHooks(settings: hook) } catch {
+                Log.error("capture.afterSave: \(error); no after-save command")
+            }
+        }
         if let template = config.booth.template {
             do { boothTemplate = try BoothTemplate.load(path: template, shots: config.booth.shots) } catch {
                 Log.error("booth: template \(error); collages use the plain \(config.booth.layout.rawValue) layout")
@@ -355,6 +371,17 @@ public final class Controller {
         }
         saveQueue.sync {}
         collageQueue.sync {}
+        takeCaptureReports()  // the photos saved while draining: their hooks and waiters
+        for waiter in savedWaiters {
+            waiter.pending.answer(.failure("wait-saved: the daemon is stopping (\(waiter.paths.count) saved: \(waiter.paths.joined(separator: " ")))"))
+        }
+        savedWaiters = []
+        if let afterSave {
+            // Hooks already started get a few seconds to finish; the rest are logged.
+            let deadline = Deadline.after(seconds: 5)
+            while !deadline.hasPassed, case let c = afterSave.counts, c.running + c.waiting > 0 { usleep(50_000) }
+            afterSave.stop()
+        }
         printQueue?.stop()
         setFlash(false)
     }
@@ -505,6 +532,7 @@ public final class Controller {
             case .saved(let path, let bytes, let pixels, let copy):
                 savedPhotos += 1
                 lastPhoto = path
+                photoIsComplete(path)
                 sizeEstimate.learn(bytes: bytes, pixels: pixels)
                 if let copy, booth != nil { boothCopies[path] = copy }
                 if let action = booth?.photoSaved(path, now: MonotonicClock.now()) { boothDo(action) }
@@ -517,6 +545,7 @@ public final class Controller {
             case .composed(let path, let copy):
                 savedPhotos += 1
                 lastPhoto = path
+                photoIsComplete(path)
                 lastCollage = path
                 if booth != nil { boothCopies[path] = copy }
                 if let action = booth?.composed(path, now: MonotonicClock.now()) { boothDo(action) }
@@ -526,6 +555,28 @@ public final class Controller {
                 boothCopies = [:]
             }
         }
+    }
+
+    /// A photo is on disk, complete: its after-save command, and the scripts waiting for it.
+    private func photoIsComplete(_ path: String) {
+        afterSave?.saved(path)
+        for i in savedWaiters.indices {
+            savedWaiters[i].paths.append(path)
+            savedWaiters[i].remaining -= 1
+        }
+        for waiter in savedWaiters where waiter.remaining == 0 {
+            waiter.pending.answer(.success(["paths": .array(waiter.paths.map { .string($0) })]))
+        }
+        savedWaiters.removeAll { $0.remaining == 0 }
+    }
+
+    /// A `wait-saved` request waits for its photos; the oldest of too many is let go.
+    private func addSavedWaiter(_ pending: PendingRequest, count: Int) {
+        if savedWaiters.count >= Self.maxSavedWaiters {
+            let oldest = savedWaiters.removeFirst()
+            oldest.pending.answer(.failure("wait-saved: more than \(Self.maxSavedWaiters) clients waiting; this one was let go (\(oldest.paths.count) saved meanwhile)"))
+        }
+        savedWaiters.append(SavedWaiter(pending: pending, remaining: count))
     }
 
     // MARK: Commands and their effects
@@ -973,6 +1024,10 @@ public final class Controller {
     /// passed before it was reached was answered "busy" and is skipped, never carried out.
     private func answerRequests() {
         for pending in handle.takeRequests() where pending.claim() {
+            if case .waitSaved(let count) = pending.request {
+                addSavedWaiter(pending, count: count)
+                continue
+            }
             pending.answer(answer(pending.request))
         }
     }
@@ -1010,6 +1065,9 @@ public final class Controller {
             return reply(perform(.setGrid(on)), ["grid": .bool(state.grid)])
         case .booth(let on):
             return reply(perform(.setBooth(on)), ["booth": .bool(state.booth)])
+        case .waitSaved:
+            // Held by answerRequests until the photos are saved; never answered here.
+            return .failure("wait-saved is answered once the photos are saved")
         case .handedness(let h):
             return reply(perform(.setHandedness(h)), ["handedness": .string(state.handedness.rawValue)])
         case .snapshot(let path):
@@ -1057,6 +1115,11 @@ public final class Controller {
         if let webURL { s["web"] = .string(webURL) }
         s["recording"] = .bool(state.recording)
         s["framesShown"] = .int(pipeline.framesShown)
+        if let afterSave {
+            let c = afterSave.counts
+            s["afterSave"] = ["running": .int(c.running), "waiting": .int(c.waiting), "succeeded": .int(c.succeeded),
+                              "failed": .int(c.failed), "skipped": .int(c.skipped)]
+        }
         if let booth {
             var b = JSONObject([("phase", .string(booth.phaseName)), ("shots", .int(booth.settings.shots)),
                                 ("taken", .array(booth.taken.map { .string($0) }))])

@@ -54,6 +54,17 @@ public final class PendingRequest: Sendable {
         }
     }
 
+    /// Whether the controller has taken it (it can no longer expire: it is answered however
+    /// long that takes, as `wait-saved` is once its photos are saved).
+    public var isClaimed: Bool {
+        stage.withLock { s in
+            switch s {
+            case .claimed, .answered: return true
+            case .waiting, .expired: return false
+            }
+        }
+    }
+
     /// The reply, once answered.
     public var reply: ControlReply? {
         stage.withLock { s in

@@ -103,9 +103,12 @@ public enum ControlRequest: Sendable, Equatable {
     case record(RecordAction)
     /// Photobooth mode on or off.
     case booth(Bool)
+    /// Answered once the next `count` photos are saved, with their paths.
+    case waitSaved(count: Int)
 
     public static let commands = ["status", "capture", "preset", "intensity", "ev", "lens", "mode",
-                                  "grid", "handedness", "snapshot", "simulate", "record", "booth"]
+                                  "grid", "handedness", "snapshot", "simulate", "record", "booth", "wait-saved"]
+    public static let maxWaitSaved = 1000
     public static let maxLensIndex = 15
     public static let maxSimulateSeconds: Double = 60
 
@@ -125,6 +128,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .simulate: return "simulate"
         case .record: return "record"
         case .booth: return "booth"
+        case .waitSaved: return "wait-saved"
         }
     }
 
@@ -194,6 +198,7 @@ public enum ControlRequest: Sendable, Equatable {
                 let fault = try required(r.choice("fault", Fault.self), "fault", cmd)
                 request = .simulate(fault: fault, seconds: try required(r.number("seconds", in: 0...maxSimulateSeconds, unit: " s"), "seconds", cmd))
             case "record": request = .record(try required(r.choice("action", RecordAction.self), "action", cmd))
+            case "wait-saved": request = .waitSaved(count: try r.integer("count", in: 1...maxWaitSaved) ?? 1)
             default:
                 throw .unknownCommand(String(cmd.prefix(40)))
             }
@@ -226,6 +231,7 @@ public enum ControlRequest: Sendable, Equatable {
             parts.append("\"fault\":\(JSONValue.quote(fault.rawValue))")
             parts.append("\"seconds\":\(JSONValue.format(seconds))")
         case .record(let action): parts.append("\"action\":\(JSONValue.quote(action.rawValue))")
+        case .waitSaved(let count): parts.append("\"count\":\(count)")
         }
         return "{" + parts.joined(separator: ",") + "}\n"
     }

@@ -23,6 +23,9 @@ public enum CtlCommand {
       handedness left|right
       snapshot FILE           save the preview frame as PNG (the daemon writes FILE)
       record start|stop|toggle  record a clip (start switches to video mode)
+      wait-saved [N]          wait until the next N photos (default 1) are saved, complete
+                              on disk; print their paths, one a line (no time limit
+                              unless --timeout is given)
 
     Exit status: 0 when the daemon says ok, 1 when it reports an error (printed on one line)
     or cannot be reached, 2 for a usage mistake.
@@ -87,6 +90,13 @@ public enum CtlCommand {
                 throw .usage("ctl record: \"\(text)\" is not start, stop or toggle")
             }
             return .record(action)
+        case "wait-saved":
+            guard rest.count <= 1 else { throw .usage("ctl wait-saved takes at most one argument, not \(rest.count)") }
+            guard let text = rest.first else { return .waitSaved(count: 1) }
+            guard let n = Int(text), (1...ControlRequest.maxWaitSaved).contains(n) else {
+                throw .usage("ctl wait-saved: the count must be a whole number from 1 to \(ControlRequest.maxWaitSaved), not \"\(text)\"")
+            }
+            return .waitSaved(count: n)
         case "snapshot":
             let file = try argument("a file name")
             let path = file.hasPrefix("/") ? file : (currentDirectory as NSString).appendingPathComponent(file)
@@ -103,7 +113,9 @@ public enum CtlCommand {
         let request = try request(args.operands)
         let socket = args.value("socket") ?? ControlClient.socketPath(environment: environment)
         // Longer than the daemon's own wait for the answer, so that its "busy" reply arrives.
-        let timeout = try args.double("timeout", in: 0.1...600) ?? request.answerTimeout + 5
+        // wait-saved waits for photos nobody has taken yet: no limit unless one is given.
+        let waits = if case .waitSaved = request { true } else { false }
+        let timeout = try args.double("timeout", in: 0.1...(waits ? 31_536_000 : 600)) ?? (waits ? 31_536_000 : request.answerTimeout + 5)
         let line: String
         do {
             line = try ControlClient.send(request, socketPath: socket, timeout: timeout)
@@ -120,6 +132,8 @@ public enum CtlCommand {
         }
         if case .status = request {
             output(JSONValue.object(reply).serialized(.pretty))
+        } else if case .waitSaved = request, case .array(let paths)? = reply["paths"] {
+            for case .string(let path) in paths { output(path) }
         } else {
             output(line)
         }

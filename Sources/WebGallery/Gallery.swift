@@ -158,6 +158,8 @@ public final class Gallery: Sendable {
             return HTTPResponse(status: 400, contentType: "application/json", body: .bytes(Array(ControlReply.failure(error).jsonLine.utf8)))
         case .success(let parsed):
             if case .snapshot = parsed { return .text(403, "snapshot writes files on the camera: the control socket only") }
+            // A long wait would hold one of the server's few threads: scripts use the socket.
+            if case .waitSaved = parsed { return .text(403, "wait-saved can wait without end: the control socket only") }
             return api(parsed)
         }
     }

@@ -173,6 +173,27 @@ final class ConfigTests: XCTestCase {
         }
     }
 
+    /// capture.afterSave: an argv list whose program is an absolute path; limits checked.
+    func testAfterSaveSection() throws {
+        let c = try Config.parse(Data(#"{ "capture": { "afterSave": { "command": ["/usr/bin/rclone", "copy", "{path}", "nas:"], "timeoutSeconds": 60, "running": 1, "waiting": 10 } } }"#.utf8), source: "c.json")
+        let hook = try XCTUnwrap(c.capture.afterSave)
+        XCTAssertEqual(hook.command, ["/usr/bin/rclone", "copy", "{path}", "nas:"])
+        XCTAssertEqual([hook.timeoutSeconds, Double(hook.running), Double(hook.waiting)], [60, 1, 10])
+        XCTAssertNil(Config.defaults.capture.afterSave)
+        XCTAssertThrowsError(try Config.parse(Data(#"{ "capture": { "afterSave": { "command": ["rclone", "copy"] } } }"#.utf8), source: "c.json")) { e in
+            XCTAssertEqual("\(e)", #"c.json: capture.afterSave.command: "rclone" must be an absolute path (no PATH search, no shell)"#)
+        }
+        XCTAssertThrowsError(try Config.parse(Data(#"{ "capture": { "afterSave": { "command": [] } } }"#.utf8), source: "c.json")) { e in
+            XCTAssertTrue("\(e)".hasPrefix("c.json: capture.afterSave.command: "), "\(e)")
+        }
+        XCTAssertThrowsError(try Config.parse(Data(#"{ "capture": { "afterSave": { "command": ["/bin/true"], "running": 0 } } }"#.utf8), source: "c.json")) { e in
+            XCTAssertEqual("\(e)", "c.json: capture.afterSave.running: 0 is out of range (allowed 1…8)")
+        }
+        XCTAssertThrowsError(try Config.parse(Data(#"{ "capture": { "afterSave": { "command": ["/bin/true"], "shell": true } } }"#.utf8), source: "c.json")) { e in
+            XCTAssertTrue("\(e)".hasPrefix("c.json: capture.afterSave.shell: unknown field"), "\(e)")
+        }
+    }
+
     /// The video section: defaults by board, every key checked.
     func testVideoSection() throws {
         let full = try Config.parse(Data(#"{ "video": { "width": 1280, "height": 720, "fps": 25, "bitrateMbps": 6, "encoder": "libx264", "x264Preset": "veryfast", "keyframeInterval": 2, "audio": { "device": "plughw:1,0", "channels": 2 } } }"#.utf8), source: "v.json")

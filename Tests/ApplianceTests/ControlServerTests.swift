@@ -319,9 +319,38 @@ final class ControlServerTests: XCTestCase {
         var pending: PendingRequest?
         while pending == nil { pending = inbox.withLock { $0.count > 1 ? $0[1] : nil }; usleep(1000) }
         XCTAssertTrue(pending!.claim())
-        Thread.sleep(forTimeInterval: 0.6)
+        // Long past its deadline (as a wait-saved is): the server sleeps until the answer comes,
+        // it does not spin on the expired deadline.
+        func cpuSeconds() -> Double {
+            var ts = timespec()
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+            return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        }
+        let cpuBefore = cpuSeconds()
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertLessThan(cpuSeconds() - cpuBefore, 0.5, "the server waited without using the CPU")
         pending!.answer(.success(["slow": true]))
         XCTAssertEqual(c.readLine(), "{\"ok\":true,\"id\":2,\"slow\":true}")
+
+        // A client that hangs up while its claimed request waits is let go at once (its
+        // answer would go nowhere); the request itself is the controller's to finish.
+        var quitter: RawClient? = try RawClient(path: server.path)
+        quitter?.send("{\"cmd\":\"wait-saved\",\"count\":5}\n")
+        var waiting: PendingRequest?
+        while waiting == nil { waiting = inbox.withLock { $0.count > 2 ? $0[2] : nil }; usleep(1000) }
+        XCTAssertTrue(waiting!.claim())
+        XCTAssertEqual(server.clientCount, 2)
+        quitter = nil  // closes its socket
+        let deadline = Date().addingTimeInterval(5)
+        while server.clientCount > 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertEqual(server.clientCount, 1, "the gone client's connection is closed")
+        waiting!.answer(.success(["paths": .array([])]))
+        c.send("{\"cmd\":\"status\",\"id\":3}\n")
+        var third: PendingRequest?
+        while third == nil { third = inbox.withLock { $0.count > 3 ? $0[3] : nil }; usleep(1000) }
+        XCTAssertTrue(third!.claim())
+        third!.answer(.success([:]))
+        XCTAssertEqual(c.readLine(), "{\"ok\":true,\"id\":3}", "the others are served as before")
     }
 
     /// A client that pipelines many requests waits its turn (at most `maxInFlight` of its

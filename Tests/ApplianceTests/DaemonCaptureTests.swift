@@ -111,4 +111,50 @@ final class DaemonCaptureTests: XCTestCase {
         for i in 0..<min(a.pixels.count, b.pixels.count) { sum += abs(Int(a.pixels[i]) - Int(b.pixels[i])) }
         return Double(sum) / Double(max(1, a.pixels.count))
     }
+
+    /// A script waits for its photos with `loopix ctl wait-saved 2`, started before they are
+    /// taken: it prints their paths once both are complete. The after-save command gets each
+    /// path, with the file whole on disk.
+    func testScriptsWaitForSavedPhotosAndTheAfterSaveCommandGetsEachCompleteFile() throws {
+        let tools = try makeTempDirectory(self)
+        let hook = tools + "/hook"
+        try "#!/bin/bash\necho \"$1 $(stat -c %s \"$1\")\" >> \(tools)/hooked\n".write(toFile: hook, atomically: true, encoding: .utf8)
+        chmod(hook, 0o755)
+        let d = try DaemonHarness(extraConfig: #""capture": { "afterSave": { "command": ["\#(hook)", "{path}"], "timeoutSeconds": 30 } }"#)
+        try d.start()
+        defer { d.stop() }
+
+        let waiter = Process()
+        waiter.executableURL = URL(fileURLWithPath: DaemonHarness.loopix)
+        waiter.arguments = ["ctl", "wait-saved", "2", "--socket", d.socketPath]
+        let out = Pipe()
+        waiter.standardOutput = out
+        try waiter.run()
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertTrue(waiter.isRunning, "nothing saved yet: it waits")
+        var taken: [String] = []
+        for _ in 0..<2 {
+            let reply = try d.request(#"{"cmd":"capture"}"#)
+            taken.append(try XCTUnwrap(reply["path"] as? String, "\(reply)"))
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while waiter.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertFalse(waiter.isRunning, "answered once both are saved")
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(waiter.terminationStatus, 0)
+        XCTAssertEqual(printed.split(separator: "\n").map(String.init), taken, "their paths, one a line")
+        for path in taken { XCTAssertNoThrow(try ImageReader.read(path: path), "\(path) is complete when announced") }
+
+        let status = try d.waitForStatus(timeout: 30) { ($0["afterSave"] as? [String: Any])?["succeeded"] as? Int == 2 }
+        XCTAssertEqual((status["afterSave"] as? [String: Any])?["succeeded"] as? Int, 2, "\(status)\n\(d.log())")
+        let lines = try String(contentsOfFile: tools + "/hooked", encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, 2)
+        for line in lines {
+            let parts = line.split(separator: " ")
+            let path = String(parts[0])
+            XCTAssertTrue(taken.contains(path), "\(line)")
+            let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+            XCTAssertEqual(Int(parts[1]), size, "the hook saw the whole file")
+        }
+    }
 }

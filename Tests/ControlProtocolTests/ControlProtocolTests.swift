@@ -30,6 +30,9 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(ok("{\"cmd\":\"handedness\",\"value\":\"left\"}"), .handedness(.left))
         XCTAssertEqual(ok("{\"cmd\":\"snapshot\",\"path\":\"/tmp/x.png\"}"), .snapshot(path: "/tmp/x.png"))
         XCTAssertEqual(ok("{\"cmd\":\"simulate\",\"fault\":\"stall\",\"seconds\":3}"), .simulate(fault: .stall, seconds: 3))
+        XCTAssertEqual(ok("{\"cmd\":\"wait-saved\",\"count\":3}"), .waitSaved(count: 3))
+        XCTAssertEqual(ok("{\"cmd\":\"wait-saved\"}"), .waitSaved(count: 1), "one photo unless told")
+        XCTAssertEqual(err("{\"cmd\":\"wait-saved\",\"count\":0}"), "wait-saved: \"count\" 0 is out of range (allowed 1…1000)")
         XCTAssertEqual(ok(" { \"id\" : 7 , \"cmd\" : \"status\" } "), .status)
         let (id, r) = ControlRequest.parseWithID(line: Array("{\"cmd\":\"status\",\"id\":\"abc\"}".utf8))
         XCTAssertEqual(id, .string("abc"))
@@ -37,7 +40,7 @@ final class ControlProtocolTests: XCTestCase {
     }
 
     func testEncodingRoundTrips() {
-        let all: [ControlRequest] = [.status, .capture, .preset("trix400"), .intensity(55.5), .ev(-3), .lens(2),
+        let all: [ControlRequest] = [.waitSaved(count: 12), .status, .capture, .preset("trix400"), .intensity(55.5), .ev(-3), .lens(2),
                                      .mode(.photo), .grid(false), .handedness(.right), .snapshot(path: "/tmp/a \"b\".png"),
                                      .simulate(fault: .disconnect, seconds: 0.5)]
         for r in all {
@@ -55,7 +58,7 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(err("{}"), "request has no \"cmd\" string")
         XCTAssertEqual(err("{\"cmd\":5}"), "request has no \"cmd\" string")
         XCTAssertEqual(err("{\"cmd\":\"explode\"}"),
-                       "unknown cmd \"explode\" (known: status, capture, preset, intensity, ev, lens, mode, grid, handedness, snapshot, simulate, record, booth)")
+                       "unknown cmd \"explode\" (known: status, capture, preset, intensity, ev, lens, mode, grid, handedness, snapshot, simulate, record, booth, wait-saved)")
         XCTAssertEqual(err("{\"cmd\":\"preset\"}"), "preset: \"name\" is missing")
         XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":3}"), "preset: \"name\" must be a string, not a number")
         XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":\"Bad Name\"}"),

@@ -18,6 +18,10 @@ final class CtlLicenseTests: XCTestCase {
         XCTAssertThrowsError(try CtlCommand.request(["ev", "4"])) { XCTAssertEqual(($0 as? ToolError)?.status, 2) }
         XCTAssertThrowsError(try CtlCommand.request(["grid", "maybe"]))
         XCTAssertThrowsError(try CtlCommand.request(["fly"]))
+        XCTAssertEqual(try CtlCommand.request(["wait-saved"]), .waitSaved(count: 1))
+        XCTAssertEqual(try CtlCommand.request(["wait-saved", "5"]), .waitSaved(count: 5))
+        XCTAssertThrowsError(try CtlCommand.request(["wait-saved", "0"])) { XCTAssertEqual(($0 as? ToolError)?.status, 2) }
+        XCTAssertThrowsError(try CtlCommand.request(["wait-saved", "1", "2"]))
     }
 
     func testCtlAgainstARealSocket() throws {

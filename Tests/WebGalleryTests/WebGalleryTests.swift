@@ -263,6 +263,7 @@ final class WebGalleryTests: XCTestCase {
         XCTAssertEqual(post(#"{"cmd":"capture"}"#, token: "s3cret-t0ken"), 200)
         XCTAssertEqual(post(#"{"cmd":"ev","value":1}"#, token: "s3cret-t0ken"), 200)
         XCTAssertEqual(post(#"{"cmd":"snapshot","path":"/tmp/x.png"}"#, token: "s3cret-t0ken"), 403)
+        XCTAssertEqual(post(#"{"cmd":"wait-saved","count":1}"#, token: "s3cret-t0ken"), 403, "long waits stay on the socket")
         XCTAssertEqual(post(#"{"cmd":"nonsense"}"#, token: "s3cret-t0ken"), 400)
         XCTAssertEqual(post(String(repeating: "x", count: 70_000), token: "s3cret-t0ken"), 413)
         XCTAssertEqual(gateway.requests.count, 3, "status, capture, ev: \(gateway.requests)")

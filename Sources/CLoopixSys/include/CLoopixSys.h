@@ -10,4 +10,13 @@ int CLoopixSys_renameNoReplace(int fromDirFD, const char *from, int toDirFD, con
 /// Names the calling thread (at most 15 bytes show in ps/top): prctl(PR_SET_NAME).
 void CLoopixSys_setThreadName(const char *name);
 
+#include <sys/types.h>
+
+/// Starts `argv[0]` (an absolute path; no PATH search, no shell) with `argv` and `envp` in a
+/// process group of its own (so a time limit can stop it and its children), with every signal
+/// at its default disposition and none blocked (the daemon ignores SIGTERM and friends, which
+/// exec would otherwise pass on), stdin from /dev/null, stdout and stderr the daemon's, and no
+/// other descriptor of the daemon. 0 with *pid set, or an errno value (posix_spawn's convention).
+int CLoopixSys_spawn(char *const argv[], char *const envp[], pid_t *pid);
+
 #endif
