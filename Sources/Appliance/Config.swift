@@ -143,6 +143,8 @@ public struct Config: Sendable, Equatable {
         public var keepOriginal = false
         /// A command run after each photo is saved; nil: none.
         public var afterSave: AfterSaveSettings? = nil
+        /// A timelapse started with the daemon (resumed after a restart); nil: none.
+        public var interval: Intervalometer.Settings? = nil
         public init() {}
     }
 
@@ -534,6 +536,24 @@ public struct Config: Sendable, Equatable {
                 hook.running = try r.integer("running", in: 1...8) ?? hook.running
                 hook.waiting = try r.integer("waiting", in: 1...1000) ?? hook.waiting
                 c.afterSave = hook
+            }
+            try r.section("interval") { r throws(ConfigError) in
+                guard let every = try r.number("everySeconds", in: ControlRequest.intervalSeconds, unit: " s") else {
+                    throw fail(r.path("everySeconds"), "is missing")
+                }
+                func time(_ key: String) throws(ConfigError) -> Double? {
+                    guard let text = try r.optionalString(key) else { return nil }
+                    guard let date = ISO8601DateFormatter().date(from: text) else {
+                        throw fail(r.path(key), "\"\(text.prefix(40))\" is not an ISO 8601 time with its offset, e.g. 2026-12-24T06:00:00+01:00")
+                    }
+                    return date.timeIntervalSince1970
+                }
+                let settings = Intervalometer.Settings(everySeconds: every, count: try r.integer("count", in: 1...ControlRequest.maxIntervalCount),
+                                                       start: try time("start"), stop: try time("stop"))
+                if let start = settings.start, let stop = settings.stop, stop <= start {
+                    throw fail(r.path("stop"), "must be after start")
+                }
+                c.interval = settings
             }
             config.capture = c
         }

@@ -159,6 +159,9 @@ public final class Controller {
     static let maxSavedWaiters = 32
     /// The after-save command (capture.afterSave), nil without one.
     private var afterSave: AfterSaveHooks?
+    /// The timelapse running (capture.interval or `interval start`), kept in state/interval.json.
+    private var interval: Intervalometer?
+    private var intervalPath: String { config.state.directory + "/interval.json" }
 
     /// Seen by tests: every effect carried out, in order.
     var effectObserver: ((Effect) -> Void)?
@@ -232,6 +235,7 @@ public final class Controller {
                 reports.add(.lost(path: job.path))
             }
         }
+        resumeInterval()
     }
 
     /// The built-in looks and the user's presets; a bad preset file is one warning line and
@@ -308,6 +312,7 @@ public final class Controller {
         let lead = supervisor.camera.stillsWhileStreaming ? 0 : stillLeadNs
         if booth?.currentShot == nil || captures.hasRoom, let action = booth?.tick(now: MonotonicClock.now(), lead: lead) { boothDo(action) }
         setFlash(booth?.flashWanted(exposing: false) ?? false)
+        runInterval()
         refreshWebAddress()
         if reviewFrame != nil, booth?.isReviewing != true {
             reviewFrame = nil
@@ -555,6 +560,82 @@ public final class Controller {
                 boothCopies = [:]
             }
         }
+    }
+
+    // MARK: Timelapse
+
+    /// At start: the schedule kept on disk (after a restart or a power cut), or the configured one.
+    private func resumeInterval() {
+        let now = Date().timeIntervalSince1970
+        if let data = FileManager.default.contents(atPath: intervalPath) {
+            do {
+                let kept = try Intervalometer.parse(data, source: intervalPath)
+                if let wanted = config.capture.interval, wanted.everySeconds != kept.everySeconds || wanted.count != kept.count {
+                    Log.info("interval: the configuration asks for another schedule; starting it")
+                } else {
+                    interval = kept
+                    Log.info("interval: resuming a photo every \(JSONValue.format(kept.everySeconds)) s (\(kept.taken) taken, \(kept.skipped) skipped so far)")
+                    return
+                }
+            } catch {
+                Log.warning("\(error); the schedule kept there is dropped")
+            }
+        }
+        if let settings = config.capture.interval { startInterval(Intervalometer(settings, now: now)) }
+    }
+
+    private func startInterval(_ schedule: Intervalometer) {
+        interval = schedule
+        saveInterval()
+        var line = "interval: a photo every \(JSONValue.format(schedule.everySeconds)) s"
+        if let count = schedule.count { line += ", \(count) in all" }
+        Log.info(line)
+    }
+
+    /// Written before a slot's shot is taken, so a crash after it can never shoot it twice.
+    /// Synchronous: at most once a slot, a small file.
+    private func saveInterval() {
+        guard let interval else {
+            try? FileManager.default.removeItem(atPath: intervalPath)
+            return
+        }
+        do { try AtomicFile.write(Array((interval.json().serialized(.pretty) + "\n").utf8), to: intervalPath, replace: true) } catch {
+            if let line = refusalLog.admit("interval: \(intervalPath) cannot be written (\(error)); a restart would not resume it") { Log.warning(line) }
+        }
+    }
+
+    /// Each loop turn: the due slot's photo, or a skip when the camera cannot take it now.
+    private func runInterval() {
+        guard var schedule = interval else { return }
+        let now = Date().timeIntervalSince1970
+        if let slot = schedule.due(now: now) {
+            interval = schedule
+            saveInterval()
+            var taken = false
+            if state.booth || state.recording || !captures.hasRoom {
+                Log.warning("interval: slot \(slot + 1) skipped (\(state.booth ? "photobooth mode" : state.recording ? "recording" : "photos still being saved"))")
+            } else if case .success = capture() {
+                taken = true
+            }
+            schedule.shot(taken)
+            interval = schedule
+            saveInterval()
+        }
+        if schedule.isFinished(now: now) {
+            Log.info("interval: done (\(schedule.taken) taken, \(schedule.skipped) skipped)")
+            interval = nil
+            saveInterval()
+        }
+    }
+
+    private func intervalStatus() -> JSONValue? {
+        guard let interval else { return nil }
+        var o = JSONObject([("everySeconds", .number(interval.everySeconds)), ("taken", .int(interval.taken)), ("skipped", .int(interval.skipped))])
+        if let count = interval.count { o["count"] = .int(count) }
+        if let next = interval.nextShot(now: Date().timeIntervalSince1970) {
+            o["next"] = .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: next)))
+        }
+        return .object(o)
     }
 
     /// A photo is on disk, complete: its after-save command, and the scripts waiting for it.
@@ -1068,6 +1149,16 @@ public final class Controller {
         case .waitSaved:
             // Held by answerRequests until the photos are saved; never answered here.
             return .failure("wait-saved is answered once the photos are saved")
+        case .interval(.start(let every, let count)):
+            if let running = interval { Log.info("interval: replacing the schedule of a photo every \(JSONValue.format(running.everySeconds)) s") }
+            startInterval(Intervalometer(Intervalometer.Settings(everySeconds: every, count: count), now: Date().timeIntervalSince1970))
+            return .success(["interval": intervalStatus() ?? .null])
+        case .interval(.stop):
+            guard let running = interval else { return .failure("no interval is running") }
+            Log.info("interval: stopped (\(running.taken) taken, \(running.skipped) skipped)")
+            interval = nil
+            saveInterval()
+            return .success(["taken": .int(running.taken), "skipped": .int(running.skipped)])
         case .handedness(let h):
             return reply(perform(.setHandedness(h)), ["handedness": .string(state.handedness.rawValue)])
         case .snapshot(let path):
@@ -1115,6 +1206,7 @@ public final class Controller {
         if let webURL { s["web"] = .string(webURL) }
         s["recording"] = .bool(state.recording)
         s["framesShown"] = .int(pipeline.framesShown)
+        if let schedule = intervalStatus() { s["interval"] = schedule }
         if let afterSave {
             let c = afterSave.counts
             s["afterSave"] = ["running": .int(c.running), "waiting": .int(c.waiting), "succeeded": .int(c.succeeded),

@@ -105,9 +105,19 @@ public enum ControlRequest: Sendable, Equatable {
     case booth(Bool)
     /// Answered once the next `count` photos are saved, with their paths.
     case waitSaved(count: Int)
+    /// Starts a timelapse (a photo every `every` seconds, `count` of them or without end) or
+    /// stops the one running.
+    case interval(IntervalAction)
+
+    public enum IntervalAction: Sendable, Equatable {
+        case start(everySeconds: Double, count: Int?)
+        case stop
+    }
+    public static let intervalSeconds: ClosedRange<Double> = 0.5...86_400
+    public static let maxIntervalCount = 1_000_000
 
     public static let commands = ["status", "capture", "preset", "intensity", "ev", "lens", "mode",
-                                  "grid", "handedness", "snapshot", "simulate", "record", "booth", "wait-saved"]
+                                  "grid", "handedness", "snapshot", "simulate", "record", "booth", "wait-saved", "interval"]
     public static let maxWaitSaved = 1000
     public static let maxLensIndex = 15
     public static let maxSimulateSeconds: Double = 60
@@ -129,6 +139,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .record: return "record"
         case .booth: return "booth"
         case .waitSaved: return "wait-saved"
+        case .interval: return "interval"
         }
     }
 
@@ -199,6 +210,15 @@ public enum ControlRequest: Sendable, Equatable {
                 request = .simulate(fault: fault, seconds: try required(r.number("seconds", in: 0...maxSimulateSeconds, unit: " s"), "seconds", cmd))
             case "record": request = .record(try required(r.choice("action", RecordAction.self), "action", cmd))
             case "wait-saved": request = .waitSaved(count: try r.integer("count", in: 1...maxWaitSaved) ?? 1)
+            case "interval":
+                switch try required(r.string("action") as String?, "action", cmd) {
+                case "start":
+                    let every = try required(r.number("every", in: intervalSeconds, unit: " s"), "every", cmd)
+                    request = .interval(.start(everySeconds: every, count: try r.integer("count", in: 1...maxIntervalCount)))
+                case "stop": request = .interval(.stop)
+                case let other:
+                    throw .field(command: cmd, field: "action", message: "\(JSONValue.quote(String(other.prefix(20)))) is not start or stop")
+                }
             default:
                 throw .unknownCommand(String(cmd.prefix(40)))
             }
@@ -232,6 +252,11 @@ public enum ControlRequest: Sendable, Equatable {
             parts.append("\"seconds\":\(JSONValue.format(seconds))")
         case .record(let action): parts.append("\"action\":\(JSONValue.quote(action.rawValue))")
         case .waitSaved(let count): parts.append("\"count\":\(count)")
+        case .interval(.start(let every, let count)):
+            parts.append("\"action\":\"start\"")
+            parts.append("\"every\":\(JSONValue.format(every))")
+            if let count { parts.append("\"count\":\(count)") }
+        case .interval(.stop): parts.append("\"action\":\"stop\"")
         }
         return "{" + parts.joined(separator: ",") + "}\n"
     }

@@ -23,6 +23,9 @@ public enum CtlCommand {
       handedness left|right
       snapshot FILE           save the preview frame as PNG (the daemon writes FILE)
       record start|stop|toggle  record a clip (start switches to video mode)
+      interval start [N] --every S  a photo every S seconds (N of them, or until stopped);
+                              the schedule survives restarts
+      interval stop
       wait-saved [N]          wait until the next N photos (default 1) are saved, complete
                               on disk; print their paths, one a line (no time limit
                               unless --timeout is given)
@@ -32,7 +35,8 @@ public enum CtlCommand {
     """
 
     /// Turns the words after `ctl` into a request.
-    public static func request(_ operands: [String], currentDirectory: String = FileManager.default.currentDirectoryPath) throws(ToolError) -> ControlRequest {
+    public static func request(_ operands: [String], every: String? = nil,
+                               currentDirectory: String = FileManager.default.currentDirectoryPath) throws(ToolError) -> ControlRequest {
         guard let command = operands.first else { throw .usage("ctl needs a command (try loopix ctl --help)") }
         let rest = Array(operands.dropFirst())
         func argument(_ what: String) throws(ToolError) -> String {
@@ -90,6 +94,27 @@ public enum CtlCommand {
                 throw .usage("ctl record: \"\(text)\" is not start, stop or toggle")
             }
             return .record(action)
+        case "interval":
+            switch rest.first {
+            case "stop":
+                guard rest.count == 1 else { throw .usage("ctl interval stop takes no argument") }
+                return .interval(.stop)
+            case "start":
+                guard rest.count <= 2 else { throw .usage("ctl interval start takes at most a count") }
+                guard let text = every, let seconds = Double(text), ControlRequest.intervalSeconds.contains(seconds) else {
+                    throw .usage("ctl interval start needs --every SECONDS (0.5 to 86400)")
+                }
+                var count: Int?
+                if rest.count == 2 {
+                    guard let n = Int(rest[1]), (1...ControlRequest.maxIntervalCount).contains(n) else {
+                        throw .usage("ctl interval start: the count must be a whole number from 1 to \(ControlRequest.maxIntervalCount), not \"\(rest[1])\"")
+                    }
+                    count = n
+                }
+                return .interval(.start(everySeconds: seconds, count: count))
+            default:
+                throw .usage("ctl interval needs start or stop")
+            }
         case "wait-saved":
             guard rest.count <= 1 else { throw .usage("ctl wait-saved takes at most one argument, not \(rest.count)") }
             guard let text = rest.first else { return .waitSaved(count: 1) }
@@ -109,8 +134,8 @@ public enum CtlCommand {
     /// Sends the request; prints the reply (status pretty-printed). Throws on ok:false.
     public static func run(_ words: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
                            output: (String) -> Void = { print($0) }) throws(ToolError) {
-        let args = try Arguments(words, valued: ["--socket": "socket", "--timeout": "timeout"], flags: [:])
-        let request = try request(args.operands)
+        let args = try Arguments(words, valued: ["--socket": "socket", "--timeout": "timeout", "--every": "every"], flags: [:])
+        let request = try request(args.operands, every: args.value("every"))
         let socket = args.value("socket") ?? ControlClient.socketPath(environment: environment)
         // Longer than the daemon's own wait for the answer, so that its "busy" reply arrives.
         // wait-saved waits for photos nobody has taken yet: no limit unless one is given.

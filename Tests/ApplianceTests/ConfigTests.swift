@@ -194,6 +194,22 @@ final class ConfigTests: XCTestCase {
         }
     }
 
+    /// capture.interval: a schedule started with the daemon; times are ISO 8601 with an offset.
+    func testIntervalSection() throws {
+        let c = try Config.parse(Data(#"{ "capture": { "interval": { "everySeconds": 300, "count": 12, "start": "2026-12-24T06:00:00+01:00", "stop": "2026-12-24T18:00:00+01:00" } } }"#.utf8), source: "c.json")
+        let s = try XCTUnwrap(c.capture.interval)
+        XCTAssertEqual(s.everySeconds, 300)
+        XCTAssertEqual(s.count, 12)
+        XCTAssertEqual(s.start, 1_798_088_400)
+        XCTAssertEqual(s.stop, 1_798_131_600)
+        XCTAssertThrowsError(try Config.parse(Data(#"{ "capture": { "interval": { "everySeconds": 60, "start": "tomorrow" } } }"#.utf8), source: "c.json")) { e in
+            XCTAssertTrue("\(e)".hasPrefix("c.json: capture.interval.start: \"tomorrow\" is not an ISO 8601 time"), "\(e)")
+        }
+        XCTAssertThrowsError(try Config.parse(Data(#"{ "capture": { "interval": { "count": 3 } } }"#.utf8), source: "c.json")) { e in
+            XCTAssertEqual("\(e)", "c.json: capture.interval.everySeconds: is missing")
+        }
+    }
+
     /// The video section: defaults by board, every key checked.
     func testVideoSection() throws {
         let full = try Config.parse(Data(#"{ "video": { "width": 1280, "height": 720, "fps": 25, "bitrateMbps": 6, "encoder": "libx264", "x264Preset": "veryfast", "keyframeInterval": 2, "audio": { "device": "plughw:1,0", "channels": 2 } } }"#.utf8), source: "v.json")

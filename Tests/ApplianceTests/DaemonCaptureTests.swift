@@ -157,4 +157,45 @@ final class DaemonCaptureTests: XCTestCase {
             XCTAssertEqual(Int(parts[1]), size, "the hook saw the whole file")
         }
     }
+
+    /// `loopix ctl interval start 4 --every 1`: a photo a second; the daemon stopped after the
+    /// second and started again 2.5 s later resumes the schedule from its file: no slot twice,
+    /// the missed ones skipped, four slots in all.
+    func testAnIntervalRunsItsCountAndResumesAfterARestart() throws {
+        let d = try DaemonHarness()
+        try d.start()
+        func ctl(_ words: [String]) throws -> (status: Int32, output: String) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: DaemonHarness.loopix)
+            p.arguments = ["ctl"] + words + ["--socket", d.socketPath]
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = out
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            return (p.terminationStatus, text)
+        }
+        let started = try ctl(["interval", "start", "4", "--every", "1"])
+        XCTAssertEqual(started.status, 0, started.output)
+        let two = try d.waitForStatus(timeout: 30) { ($0["interval"] as? [String: Any])?["taken"] as? Int == 2 }
+        XCTAssertEqual((two["interval"] as? [String: Any])?["count"] as? Int, 4, "\(two)")
+        XCTAssertEqual(d.stop(), 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: d.state + "/interval.json"), "the schedule is kept")
+        Thread.sleep(forTimeInterval: 2.5)
+        try d.start()
+        defer { d.stop() }
+        let status = try d.waitForStatus(timeout: 30) { $0["interval"] == nil && ($0["saved"] as? Int ?? 0) >= 1 }
+        XCTAssertNil(status["interval"], "the schedule ran out: \(status)\n\(d.log())")
+        let photos = try FileManager.default.contentsOfDirectory(atPath: d.photos + "/DCIM/100LOOPX").filter { $0.hasSuffix(".HEIC") }
+        let log = d.log(tail: 200)
+        XCTAssertTrue(log.contains("interval: resuming a photo every 1 s (2 taken"), log)
+        let done = try XCTUnwrap(log.split(separator: "\n").last { $0.contains("interval: done") }, log)
+        XCTAssertTrue(done.contains("\(photos.count) taken"), "every photo taken is counted once: \(done), \(photos.count) photos")
+        XCTAssertGreaterThanOrEqual(photos.count, 2)
+        XCTAssertLessThanOrEqual(photos.count, 4, "no slot shot twice: \(photos.sorted())")
+        XCTAssertTrue(done.contains("\(4 - photos.count) skipped"), "\(done)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: d.state + "/interval.json"), "a finished schedule leaves no file")
+        XCTAssertEqual(try ctl(["interval", "stop"]).status, 1, "nothing left to stop")
+    }
 }

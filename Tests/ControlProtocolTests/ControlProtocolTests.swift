@@ -32,6 +32,11 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(ok("{\"cmd\":\"simulate\",\"fault\":\"stall\",\"seconds\":3}"), .simulate(fault: .stall, seconds: 3))
         XCTAssertEqual(ok("{\"cmd\":\"wait-saved\",\"count\":3}"), .waitSaved(count: 3))
         XCTAssertEqual(ok("{\"cmd\":\"wait-saved\"}"), .waitSaved(count: 1), "one photo unless told")
+        XCTAssertEqual(ok("{\"cmd\":\"interval\",\"action\":\"start\",\"every\":2.5,\"count\":10}"), .interval(.start(everySeconds: 2.5, count: 10)))
+        XCTAssertEqual(ok("{\"cmd\":\"interval\",\"action\":\"start\",\"every\":60}"), .interval(.start(everySeconds: 60, count: nil)))
+        XCTAssertEqual(ok("{\"cmd\":\"interval\",\"action\":\"stop\"}"), .interval(.stop))
+        XCTAssertEqual(err("{\"cmd\":\"interval\",\"action\":\"pause\"}"), "interval: \"action\" \"pause\" is not start or stop")
+        XCTAssertEqual(err("{\"cmd\":\"interval\",\"action\":\"start\"}"), "interval: \"every\" is missing")
         XCTAssertEqual(err("{\"cmd\":\"wait-saved\",\"count\":0}"), "wait-saved: \"count\" 0 is out of range (allowed 1…1000)")
         XCTAssertEqual(ok(" { \"id\" : 7 , \"cmd\" : \"status\" } "), .status)
         let (id, r) = ControlRequest.parseWithID(line: Array("{\"cmd\":\"status\",\"id\":\"abc\"}".utf8))
@@ -40,7 +45,8 @@ final class ControlProtocolTests: XCTestCase {
     }
 
     func testEncodingRoundTrips() {
-        let all: [ControlRequest] = [.waitSaved(count: 12), .status, .capture, .preset("trix400"), .intensity(55.5), .ev(-3), .lens(2),
+        let all: [ControlRequest] = [.waitSaved(count: 12), .interval(.start(everySeconds: 1.5, count: 3)), .interval(.start(everySeconds: 60, count: nil)),
+                                     .interval(.stop), .status, .capture, .preset("trix400"), .intensity(55.5), .ev(-3), .lens(2),
                                      .mode(.photo), .grid(false), .handedness(.right), .snapshot(path: "/tmp/a \"b\".png"),
                                      .simulate(fault: .disconnect, seconds: 0.5)]
         for r in all {
@@ -58,7 +64,7 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(err("{}"), "request has no \"cmd\" string")
         XCTAssertEqual(err("{\"cmd\":5}"), "request has no \"cmd\" string")
         XCTAssertEqual(err("{\"cmd\":\"explode\"}"),
-                       "unknown cmd \"explode\" (known: status, capture, preset, intensity, ev, lens, mode, grid, handedness, snapshot, simulate, record, booth, wait-saved)")
+                       "unknown cmd \"explode\" (known: status, capture, preset, intensity, ev, lens, mode, grid, handedness, snapshot, simulate, record, booth, wait-saved, interval)")
         XCTAssertEqual(err("{\"cmd\":\"preset\"}"), "preset: \"name\" is missing")
         XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":3}"), "preset: \"name\" must be a string, not a number")
         XCTAssertEqual(err("{\"cmd\":\"preset\",\"name\":\"Bad Name\"}"),

@@ -22,6 +22,11 @@ final class CtlLicenseTests: XCTestCase {
         XCTAssertEqual(try CtlCommand.request(["wait-saved", "5"]), .waitSaved(count: 5))
         XCTAssertThrowsError(try CtlCommand.request(["wait-saved", "0"])) { XCTAssertEqual(($0 as? ToolError)?.status, 2) }
         XCTAssertThrowsError(try CtlCommand.request(["wait-saved", "1", "2"]))
+        XCTAssertEqual(try CtlCommand.request(["interval", "start", "10"], every: "30"), .interval(.start(everySeconds: 30, count: 10)))
+        XCTAssertEqual(try CtlCommand.request(["interval", "start"], every: "0.5"), .interval(.start(everySeconds: 0.5, count: nil)))
+        XCTAssertEqual(try CtlCommand.request(["interval", "stop"]), .interval(.stop))
+        XCTAssertThrowsError(try CtlCommand.request(["interval", "start", "10"])) { XCTAssertEqual(($0 as? ToolError)?.status, 2, "no --every") }
+        XCTAssertThrowsError(try CtlCommand.request(["interval", "start"], every: "0.1"))
     }
 
     func testCtlAgainstARealSocket() throws {
