@@ -164,19 +164,7 @@ final class DaemonCaptureTests: XCTestCase {
     func testAnIntervalRunsItsCountAndResumesAfterARestart() throws {
         let d = try DaemonHarness()
         try d.start()
-        func ctl(_ words: [String]) throws -> (status: Int32, output: String) {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: DaemonHarness.loopix)
-            p.arguments = ["ctl"] + words + ["--socket", d.socketPath]
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = out
-            try p.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            return (p.terminationStatus, text)
-        }
-        let started = try ctl(["interval", "start", "4", "--every", "1"])
+        let started = try d.ctl(["interval", "start", "4", "--every", "1"])
         XCTAssertEqual(started.status, 0, started.output)
         let two = try d.waitForStatus(timeout: 30) { ($0["interval"] as? [String: Any])?["taken"] as? Int == 2 }
         XCTAssertEqual((two["interval"] as? [String: Any])?["count"] as? Int, 4, "\(two)")
@@ -196,6 +184,6 @@ final class DaemonCaptureTests: XCTestCase {
         XCTAssertLessThanOrEqual(photos.count, 4, "no slot shot twice: \(photos.sorted())")
         XCTAssertTrue(done.contains("\(4 - photos.count) skipped"), "\(done)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: d.state + "/interval.json"), "a finished schedule leaves no file")
-        XCTAssertEqual(try ctl(["interval", "stop"]).status, 1, "nothing left to stop")
+        XCTAssertEqual(try d.ctl(["interval", "stop"]).status, 1, "nothing left to stop")
     }
 }

@@ -69,6 +69,20 @@ final class DaemonHarness {
         throw NSError(domain: "loopixd", code: 1, userInfo: [NSLocalizedDescriptionKey: "loopixd did not come up; its log:\n" + self.log(tail: 20)])
     }
 
+    /// `loopix ctl WORDS… --socket` this daemon's: its exit status and output.
+    func ctl(_ words: [String]) throws -> (status: Int32, output: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.loopix)
+        p.arguments = ["ctl"] + words + ["--socket", socketPath]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text)
+    }
+
     func log(tail: Int = 40) -> String {
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").suffix(tail).joined(separator: "\n")
