@@ -39,6 +39,13 @@ public enum PhotoFormat: String, Sendable, Equatable, CaseIterable {
 
 /// One photo on its way to storage: the full-resolution still and everything needed to
 /// develop it as the preview showed it.
+/// A photo taken by the trigger input: when the edge came (wall clock) and how far the exposure
+/// (the still's sensor timestamp) was from it, in ms (nil: the camera gave no timestamp).
+public struct TriggerStamp: Sendable, Equatable {
+    public var time: Date
+    public var exposureOffsetMs: Double?
+}
+
 public struct CaptureJob: Sendable {
     /// As the camera gave it; converted to RGB when the job is developed.
     public var still: CapturedStill
@@ -60,6 +67,8 @@ public struct CaptureJob: Sendable {
     /// Keep a small copy of the developed photo (at most `BoothCollage.shotWidth` ×
     /// `shotHeight`) for the photobooth's review screen and collage.
     public var keepCopy = false
+    /// Taken by the trigger input: its time and the exposure's distance from it.
+    public var trigger: TriggerStamp?
 
     public var metadata: FrameMetadata { still.metadata }
 
@@ -199,10 +208,16 @@ public final class CaptureQueue: Sendable {
         let look = FilmLook(preset: job.preset, settings: RenderSettings(ev: 0, intensity: job.intensity, grainSeed: job.grainSeed))
         FilmRenderer(look: look, width: image.width, height: image.height).render(&image, grainFrame: job.grainFrame, threads: threads, parallel: parallel)
         if job.watermark { Watermark.draw(on: &image) }
-        let meta = PhotoMetadata(make: "Loopix", model: "Loopix camera (\(job.lens.sensorModel))", lensModel: job.lens.label,
+        var meta = PhotoMetadata(make: "Loopix", model: "Loopix camera (\(job.lens.sensorModel))", lensModel: job.lens.label,
                                  focalLength: job.lens.focalLength, focalLength35mm: Int(job.lens.focalLength35mm.rounded()),
                                  exposureTime: job.metadata.exposureTime, iso: job.metadata.iso, date: job.date,
                                  orientation: job.orientation, presetName: job.preset.name)
+        if let trigger = job.trigger {
+            meta.date = trigger.time
+            meta.subSecondTime = true
+            meta.userComment = "Loopix trigger: exposure " + (trigger.exposureOffsetMs.map { String(format: "%+.3f ms", $0) } ?? "at an unknown time")
+                + " from the trigger edge"
+        }
         var heic = encoding.heic
         heic.parallel = parallel
         for path in try job.format.write(image, to: job.path, metadata: meta, heic: heic, jpegQuality: encoding.jpegQuality) {

@@ -145,7 +145,20 @@ public struct Config: Sendable, Equatable {
         public var afterSave: AfterSaveSettings? = nil
         /// A timelapse started with the daemon (resumed after a restart); nil: none.
         public var interval: Intervalometer.Settings? = nil
+        /// A GPIO trigger input; nil: none.
+        public var trigger: TriggerSettings? = nil
         public init() {}
+    }
+
+    /// `capture.trigger`: a GPIO line whose edges take photos at their kernel timestamps.
+    public struct TriggerSettings: Sendable, Equatable {
+        /// The line (BCM number on a Pi). A button of the board on the same line is not read.
+        public var line: Int
+        /// The chip; nil: `gpio.chip` or the board's.
+        public var chip: String? = nil
+        public var edge = TriggerEdge.falling
+        public var debounceMs = 10
+        public init(line: Int) { self.line = line }
     }
 
     public struct VideoSection: Sendable, Equatable {
@@ -536,6 +549,17 @@ public struct Config: Sendable, Equatable {
                 hook.running = try r.integer("running", in: 1...8) ?? hook.running
                 hook.waiting = try r.integer("waiting", in: 1...1000) ?? hook.waiting
                 c.afterSave = hook
+            }
+            try r.section("trigger") { r throws(ConfigError) in
+                guard let line = try r.integer("line", in: Board.bcmLines) else { throw fail(r.path("line"), "is missing (the BCM line number)") }
+                var t = TriggerSettings(line: line)
+                if let chip = try r.optionalString("chip") {
+                    guard !chip.isEmpty else { throw fail(r.path("chip"), "must not be empty") }
+                    t.chip = chip
+                }
+                t.edge = try r.choice("edge", TriggerEdge.self) ?? t.edge
+                t.debounceMs = try r.integer("debounceMs", in: 0...1000) ?? t.debounceMs
+                c.trigger = t
             }
             try r.section("interval") { r throws(ConfigError) in
                 guard let every = try r.number("everySeconds", in: ControlRequest.intervalSeconds, unit: " s") else {

@@ -159,6 +159,8 @@ public final class Controller {
     static let maxSavedWaiters = 32
     /// The after-save command (capture.afterSave), nil without one.
     private var afterSave: AfterSaveHooks?
+    /// The last GPIO trigger's photo: its exposure less the edge's time, ms (nil: unknown).
+    private var lastTriggerOffsetMs: Double?
     /// The timelapse running (capture.interval or `interval start`), kept in state/interval.json.
     private var interval: Intervalometer?
     private var intervalPath: String { config.state.directory + "/interval.json" }
@@ -690,6 +692,11 @@ public final class Controller {
                 setBanner(refusal.message)
                 result.refusal = refusal.message
             }
+        case .captureAt(let edge):
+            switch capture(notBefore: edge, trigger: edge) {
+            case .success(let path): result.photoPath = path
+            case .failure(let refusal): result.refusal = refusal.message
+            }
         case .switchLens:
             supervisor.switchLens(to: state.lensIndex)
         case .cameraControls:
@@ -749,7 +756,7 @@ public final class Controller {
 
     /// Takes a photo: reserves its file and the space it will take, grabs the still, queues it.
     /// Refuses (with the reason) when the queue is full or the photo would not fit.
-    func capture(keepCopy: Bool = false, notBefore: UInt64 = 0) -> Result<String, Refusal> {
+    func capture(keepCopy: Bool = false, notBefore: UInt64 = 0, trigger: UInt64? = nil) -> Result<String, Refusal> {
         func refuse(_ message: String, log: String) -> Result<String, Refusal> {
             if let line = refusalLog.admit("shutter refused: \(log)") { Log.warning(line) }
             return .failure(Refusal(message: message))
@@ -785,6 +792,15 @@ public final class Controller {
         job.format = format
         job.promisedBytes = bytes
         job.keepCopy = keepCopy
+        if let trigger {
+            // The photo's time is the trigger's (on the wall clock, to the microsecond), and its
+            // EXIF says how far the exposure was from it.
+            let now = MonotonicClock.now()
+            let offset = still.metadata.timestampNs != 0 ? (Double(still.metadata.timestampNs) - Double(trigger)) / 1e6 : nil
+            job.trigger = TriggerStamp(time: Date(timeIntervalSinceNow: -Double(now - min(trigger, now)) / 1e9), exposureOffsetMs: offset)
+            lastTriggerOffsetMs = offset
+            Log.info("trigger: \(path), exposure \(offset.map { String(format: "%+.1f ms", $0) } ?? "at an unknown time") from the edge")
+        }
         guard captures.submit(job) else {
             storage.release(bytes: bytes)
             return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
@@ -1207,6 +1223,7 @@ public final class Controller {
         s["recording"] = .bool(state.recording)
         s["framesShown"] = .int(pipeline.framesShown)
         if let schedule = intervalStatus() { s["interval"] = schedule }
+        if let lastTriggerOffsetMs { s["triggerExposureOffsetMs"] = .number((lastTriggerOffsetMs * 10).rounded() / 10) }
         if let afterSave {
             let c = afterSave.counts
             s["afterSave"] = ["running": .int(c.running), "waiting": .int(c.waiting), "succeeded": .int(c.succeeded),

@@ -206,11 +206,13 @@ public enum Daemon {
                 board = b
                 inputs += makeButtons(config, board: b)
                 if config.booth.flash != .off { flash = makeFlash(config, board: b) }
+                if let trigger = makeTrigger(config, board: b) { inputs.append(trigger) }
             } catch {
                 Log.warning("board: \(error); no GPIO buttons")
             }
-        } else if config.booth.flash != .off {
-            Log.warning("booth.flash: no board configured, so no flash line")
+        } else {
+            if config.booth.flash != .off { Log.warning("booth.flash: no board configured, so no flash line") }
+            if let trigger = makeTrigger(config, board: nil) { inputs.append(trigger) }
         }
         let fallback = ScriptedMotion(.level, name: "simulated (level and still)")
         guard config.imu.enabled, board != nil || config.imu.bus != nil else { return (inputs, fallback, flash) }
@@ -223,6 +225,33 @@ public enum Daemon {
             Log.warning("motion sensor: \(error); grain at a constant rate, photos upright")
             return (inputs, fallback, flash)
         }
+    }
+
+    /// The trigger input (`capture.trigger`) on its chip: the configured one, or `gpio.chip`,
+    /// or the board's.
+    static func makeTrigger(_ config: Config, board: Board?) -> InputSource? {
+        guard let trigger = config.capture.trigger else { return nil }
+        let candidates = trigger.chip.map { [$0] } ?? config.gpio.chip.map { [$0] } ?? board?.gpioChips ?? []
+        guard !candidates.isEmpty else {
+            Log.warning("capture.trigger: no GPIO chip (no board configured): set capture.trigger.chip")
+            return nil
+        }
+        var problems: [String] = []
+        for chip in candidates {
+            do {
+                let info = try GPIOChipInfo.find(chip)
+                var settings = TriggerInput.Settings(chip: info.path, line: trigger.line)
+                settings.edge = trigger.edge
+                settings.debounceMilliseconds = trigger.debounceMs
+                let input = try TriggerInput(settings)
+                Log.info("trigger: line \(trigger.line) of \(info.label) (\(info.path)), \(trigger.edge.rawValue) edges")
+                return input
+            } catch {
+                problems.append("\(error)")
+            }
+        }
+        Log.warning("capture.trigger: \(problems.first ?? "no chip"); no trigger")
+        return nil
     }
 
     /// The flash's output line (the board's `pins.flash` or `gpio.pins.flash`), requested low.
@@ -258,7 +287,15 @@ public enum Daemon {
                 return []
             }
             let plan = try config.gpioPlan(board: board, lineCount: chip.lineCount)
-            var settings = ButtonInput.Settings(chip: chip.path, pins: plan.pins)
+            var pins = plan.pins
+            // The trigger's line is not a button (a headless rig wires one line, often a button's).
+            if let line = config.capture.trigger?.line, config.capture.trigger?.chip == nil,
+               let (pin, _) = pins.first(where: { $0.value == line }) {
+                Log.info("GPIO: line \(line) is the trigger's; \(pin.rawValue) is not read as a button")
+                pins[pin] = nil
+            }
+            guard !pins.isEmpty else { return [] }
+            var settings = ButtonInput.Settings(chip: chip.path, pins: pins)
             settings.debounceMilliseconds = plan.debounceMs
             settings.transitionsPerDetent = plan.transitionsPerDetent
             settings.acceleration = plan.acceleration ? EncoderAcceleration() : .none

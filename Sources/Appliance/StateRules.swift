@@ -32,6 +32,8 @@ public typealias RecordAction = ControlRequest.RecordAction
 /// them out in one place.
 public enum Effect: Sendable, Equatable {
     case capture
+    /// A still exposed no earlier than this moment (monotonic ns): the trigger's edge.
+    case captureAt(UInt64)
     case switchLens
     case cameraControls
     case lookChanged
@@ -159,7 +161,7 @@ public struct StateRules: Sendable {
             // A booth's guests have one button: any button, the shutter key or a touch starts a
             // session; the rest (the encoder, the operator's keys) changes nothing.
             switch event {
-            case .leftButton, .rightButton, .shutter, .focusTap: return [.boothTrigger]
+            case .leftButton, .rightButton, .shutter, .focusTap, .trigger: return [.boothTrigger]
             default: return []
             }
         }
@@ -178,6 +180,9 @@ public struct StateRules: Sendable {
             // Video mode: the shutter starts and stops recording. Photo mode: a still (also
             // while a clip goes on, where the camera can).
             return s.mode == .video ? apply(.record(.toggle), to: &s).effects : [.capture]
+        case .trigger(let at):
+            // Stills only: in video mode a trigger line does nothing.
+            return s.mode == .video ? [] : [.captureAt(at)]
         case .encoderTurned(let detents):
             switch s.dial {
             case .ev:

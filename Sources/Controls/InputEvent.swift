@@ -23,4 +23,7 @@ public enum InputEvent: Sendable, Equatable {
     case handedness
     /// A tap on the preview at normalised coordinates (0…1, origin top left, after rotation).
     case focusTap(x: Double, y: Double)
+    /// The trigger input's edge (a GPIO line of a headless rig), at its kernel timestamp
+    /// (CLOCK_MONOTONIC, ns): the photo is the frame exposed from that moment on.
+    case trigger(atNs: UInt64)
 }

@@ -259,6 +259,19 @@ enum ExifWriter {
                 try ascii(EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_DIGITIZED, s)
             }
         }
+        if m.subSecondTime, let date = m.date {
+            let t = date.timeIntervalSince1970
+            let micro = min(999_999, max(0, Int(((t - t.rounded(.down)) * 1e6).rounded(.down))))
+            let digits = String(repeating: "0", count: 6 - String(micro).count) + String(micro)
+            for tag in [EXIF_TAG_SUB_SEC_TIME, EXIF_TAG_SUB_SEC_TIME_ORIGINAL, EXIF_TAG_SUB_SEC_TIME_DIGITIZED] {
+                try ascii(EXIF_IFD_EXIF, tag, digits)
+            }
+        }
+        if let comment = m.userComment {
+            // The character code (8 bytes, "ASCII" and NULs), then the text without a terminator.
+            let text = Array("ASCII\0\0\0".utf8) + Array(comment.utf8.filter { $0 != 0 && $0 < 0x80 })
+            try add(EXIF_IFD_EXIF, EXIF_TAG_USER_COMMENT, EXIF_FORMAT_UNDEFINED, components: text.count, text)
+        }
         if let v = m.exposureTime {
             try rational(EXIF_IFD_EXIF, EXIF_TAG_EXPOSURE_TIME, exposureRational(try positive(v, "exposure time")))
         }

@@ -48,6 +48,11 @@ public struct PhotoMetadata: Sendable, Equatable {
     /// EXIF orientation 1...8 (other values are an error when writing).
     public var orientation: Int?
     public var presetName: String?
+    /// Write the date's fraction of a second too (SubSecTime, SubSecTimeOriginal,
+    /// SubSecTimeDigitized: six digits, microseconds).
+    public var subSecondTime = false
+    /// EXIF UserComment (ASCII).
+    public var userComment: String?
     /// The EXIF of the photo this one was developed from (TIFF header on, as `DecodedPhoto`
     /// has it): its camera, lens, exposure, capture time and GPS tags are carried over (see
     /// `ExifWriter.carriedTags`); the fields above are written over them.

@@ -16,6 +16,19 @@ final class StateRulesTests: XCTestCase {
         XCTAssertEqual(s.presetID, "mono")
     }
 
+    /// The trigger line takes a still at its edge's time, before onboarding too; nothing in
+    /// video mode; in a booth it is the big button.
+    func testTheTriggerTakesAStillAtItsEdge() {
+        var s = CameraState(presetID: "clean")
+        XCTAssertEqual(rules.apply(.trigger(atNs: 42), to: &s), [.captureAt(42)])
+        XCTAssertFalse(s.onboardingDone, "a trigger does not choose the shutter side")
+        s.mode = .video
+        XCTAssertEqual(rules.apply(.trigger(atNs: 43), to: &s), [])
+        s.mode = .photo
+        s.booth = true
+        XCTAssertEqual(rules.apply(.trigger(atNs: 44), to: &s), [.boothTrigger])
+    }
+
     func testHandednessSwapsWhichButtonIsTheShutter() {
         var s = CameraState(presetID: "clean", handedness: .right, onboardingDone: true)
         XCTAssertEqual(rules.apply(.rightButton, to: &s), [.capture])

@@ -1,3 +1,5 @@
+import BoardIO
+import Controls
 import Foundation
 import XCTest
 
@@ -113,5 +115,19 @@ enum Bench {
                           stdout: String(decoding: out, as: UTF8.self),
                           stderr: String(decoding: err, as: UTF8.self))
         }
+    }
+
+    /// Writes `bench.json` into `directory`: the bench as a board, its buttons and the flash
+    /// being gpio-sim's lines found by name (scripts/hil/gpio-lines), on `LOOPIX_HIL_GPIO_CHIP`.
+    static func writeBoardFile(in directory: String) throws {
+        let chip = try value("LOOPIX_HIL_GPIO_CHIP")
+        var pins: [String] = []
+        for name in ControlPin.allCases.map(\.rawValue) + ["flash"] {
+            pins.append("\"\(name)\": \(try GPIOChipInfo.findLine(named: name).offset)")
+        }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try """
+        { "id": "bench", "name": "Loopix HIL bench", "gpioChip": ["/dev/\(chip)"], "pins": { \(pins.joined(separator: ", ")) } }
+        """.write(toFile: directory + "/bench.json", atomically: true, encoding: .utf8)
     }
 }

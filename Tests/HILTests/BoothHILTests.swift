@@ -59,18 +59,9 @@ final class BoothHILTests: XCTestCase {
 
     func testTheBigButtonOnGPIOTakesVimcStillsAtTheCountdownsEndWithTheFlashOn() throws {
         try Bench.require("/dev/media0")
-        let chip = try Bench.value("LOOPIX_HIL_GPIO_CHIP")
-        // The bench as a board: gpio-sim's lines by name, the flash among them.
         let boards = FileManager.default.temporaryDirectory.appendingPathComponent("booth-boards-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: boards, withIntermediateDirectories: true)
+        try Bench.writeBoardFile(in: boards)
         defer { try? FileManager.default.removeItem(atPath: boards) }
-        var pins: [String] = []
-        for name in ControlPin.allCases.map(\.rawValue) + ["flash"] {
-            pins.append("\"\(name)\": \(try GPIOChipInfo.findLine(named: name).offset)")
-        }
-        try """
-        { "id": "bench", "name": "Loopix HIL bench", "gpioChip": ["/dev/\(chip)"], "pins": { \(pins.joined(separator: ", ")) } }
-        """.write(toFile: boards + "/bench.json", atomically: true, encoding: .utf8)
         let button = try GPIOChipInfo.findLine(named: "shutter-right")
         let flash = try GPIOChipInfo.findLine(named: "flash")
         let sysfs = try Bench.value("LOOPIX_HIL_GPIO_SYSFS")
