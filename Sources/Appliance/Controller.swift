@@ -135,7 +135,7 @@ public final class Controller {
     private var sessionExposureOffsetsMs: [Double] = []
     /// How long before a booth shot is due a camera that is reconfigured for each still (no
     /// still stream beside the viewfinder) is asked for it, so that the exposure lands on the
-    /// countdown's end: 1 s at first, grown by what a late shot was late (at most 3 s).
+    /// countdown's end: 1 s at first, grown by 1.5× what a late shot was late + 100 ms (at most 3 s).
     private var stillLeadNs: UInt64 = 1_000_000_000
     static let maxStillLeadNs: UInt64 = 3_000_000_000
     /// The collage template (booth.template), loaded at start.
@@ -940,12 +940,13 @@ public final class Controller {
 
     /// A camera reconfigured for each still exposed a booth shot more than 50 ms after it was
     /// due, without a frame skipped (it was still being reconfigured at the countdown's end):
-    /// the next one is asked for that much earlier (and a fifth more). When frames were skipped
+    /// the next one is asked for that much earlier, and half as much and 100 ms more (the
+    /// reconfiguration's time varies). When frames were skipped
     /// the still is the first from the end on, on time within the stream's frame period.
     private func learnStillLead(exposure: UInt64, due: UInt64, skippedPeriod: UInt64) {
         guard !supervisor.camera.stillsWhileStreaming, skippedPeriod == 0, exposure > due + 50_000_000 else { return }
         let late = exposure - due
-        stillLeadNs = min(Self.maxStillLeadNs, stillLeadNs + late + late / 5)
+        stillLeadNs = min(Self.maxStillLeadNs, stillLeadNs + late + late / 2 + 100_000_000)
         Log.info("booth: the still came \(late / 1_000_000) ms after the countdown's end; asking \(stillLeadNs / 1_000_000) ms early from now on")
     }
 
