@@ -89,7 +89,8 @@ final class PreviewPipeline {
     /// Compiles `preset` in the background; the preview keeps the current look meanwhile.
     /// `again`: even if it is the look asked for last (its file was edited).
     func requestLook(_ preset: Preset, again: Bool = false) {
-        looks.compile(preset, reusing: renderer?.look.grainTexture, again: again)
+        looks.compile(preset, reusing: renderer?.look.grainTexture, again: again,
+                      grainScale: FrameWindow.whole(cameraFrame.width, cameraFrame.height).filmScale)
     }
 
     /// The buffer the camera writes the next preview frame into.
@@ -220,7 +221,9 @@ final class LookCompiler: Sendable {
     }
     private let state = Locked(State())
 
-    func compile(_ preset: Preset, reusing texture: GrainTexture?, again: Bool = false) {
+    /// `grainScale`: the film scale of the frames it will grade; its grain texture is made here
+    /// too, so that the preview thread never waits for one.
+    func compile(_ preset: Preset, reusing texture: GrainTexture?, again: Bool = false, grainScale: Double) {
         let first = state.withLock { s -> Bool in
             guard again || s.wanted != preset.id else { return false }
             s.wanted = preset.id
@@ -230,6 +233,7 @@ final class LookCompiler: Sendable {
         let state = self.state
         queue.async {
             let look = FilmLook(preset: preset, settings: RenderSettings(ev: 0, intensity: 1), reusing: texture)
+            _ = look.grainTexture(scale: grainScale)
             state.withLock { s in
                 if s.wanted == preset.id { s.ready = look }
             }

@@ -1,21 +1,23 @@
 import Dispatch
+import Foundation
 
 /// A preset and render settings compiled into the data the per-frame loop needs: the colour
-/// LUT, the grain texture and its density table, the blend weight. Compile once per change
-/// (preset, EV, intensity, seed); render every frame with a `FilmRenderer`.
+/// LUT, the film's grain model, the blend weight. Compile once per change (preset, EV,
+/// intensity, seed); render every frame with a `FilmRenderer`, which adds what depends on
+/// the output size (the grain texture for that pixel size, the vignette's terms).
 ///
-/// Immutable after `init`: it owns raw buffers (freed in `deinit`) that the inner loop reads
-/// without bounds checks or reference counting, which is why it is `@unchecked Sendable`.
+/// Immutable after `init` but for the cache of grain textures by output scale (behind a lock),
+/// which is why it is `@unchecked Sendable`.
 public final class FilmLook: @unchecked Sendable {
     public let preset: Preset
     public let settings: RenderSettings
     public let lut: ColorLUT
     /// nil when the look has no grain (or grain is turned off).
-    public let grainTexture: GrainTexture?
+    public let grainModel: GrainModel?
     /// Intensity in 1/256ths: 0 is the original bit for bit, 256 the full look.
     let blendWeight: Int32
-    /// 256 × 256: output level for (input level << 8 | quantised noise).
-    let grainTable: UnsafeMutablePointer<UInt8>
+    private let textureLock = NSLock()
+    private var textures: [GrainTexture] = []
 
     /// Compiles `preset` with `settings`. A texture from an earlier look with the same grain
     /// parameters and seed can be passed in to skip regenerating it.
@@ -25,27 +27,32 @@ public final class FilmLook: @unchecked Sendable {
         let reference = ReferencePipeline(preset: preset, settings: settings)
         lut = ColorLUT { reference.color($0) }
         let wantsGrain = settings.grainEnabled && !preset.grain.isOff
-        if wantsGrain {
-            if let texture, texture.grain == preset.grain, texture.seed == settings.grainSeed {
-                grainTexture = texture
-            } else {
-                grainTexture = GrainTexture(grain: preset.grain, seed: settings.grainSeed)
-            }
-        } else {
-            grainTexture = nil
+        grainModel = wantsGrain ? GrainModel(preset.grain) : nil
+        if wantsGrain, let texture, texture.grain == preset.grain, texture.seed == settings.grainSeed {
+            textures = [texture]
         }
         blendWeight = Int32((min(max(settings.intensity, 0), 1) * 256).rounded())
-        grainTable = .allocate(capacity: 256 * 256)
-        for v in 0..<256 {
-            for q in 0..<256 {
-                let noise = (Double(q) - 127.5) / GrainTexture.quantizationScale
-                let out = GrainModel.apply(Double(v) / 255, noise: noise, preset.grain)
-                grainTable[v << 8 | q] = UInt8((out * 255).rounded())
-            }
-        }
     }
 
-    deinit { grainTable.deallocate() }
+    /// The grain texture for output pixels `scale` film pixels wide (made once per scale and
+    /// kept; nil without grain).
+    public func grainTexture(scale: Double) -> GrainTexture? {
+        guard let grainModel else { return nil }
+        textureLock.lock()
+        defer { textureLock.unlock() }
+        if let t = textures.first(where: { abs($0.scale - scale) < 1e-9 }) { return t }
+        let t = GrainTexture(model: grainModel, seed: settings.grainSeed, scale: scale)
+        textures.append(t)
+        if textures.count > 4 { textures.removeFirst() }
+        return t
+    }
+
+    /// The most recently made grain texture (for `reusing:` by the next look), if any.
+    public var grainTexture: GrainTexture? {
+        textureLock.lock()
+        defer { textureLock.unlock() }
+        return textures.last
+    }
 
     /// The colour stages as a `.cube` LUT (what `loopix` exports for other tools).
     public func cube() -> CubeLUT { lut.cube(title: preset.name) }
@@ -62,12 +69,39 @@ public struct RenderStages: OptionSet, Sendable {
     public static let all: RenderStages = [.color, .vignette, .grain, .blend]
 }
 
-/// A `FilmLook` prepared for one frame size (the vignette's per-axis terms and radial table).
+/// Where the pixels a renderer fills sit in the picture: the whole frame's size and this
+/// buffer's offset in it. Grain (on the film's scale, anchored to the frame) and the vignette
+/// follow the frame, so a tile of a photo renders exactly as that part of the whole would.
+public struct FrameWindow: Sendable, Equatable {
+    public var frameWidth: Int
+    public var frameHeight: Int
+    public var x: Int
+    public var y: Int
+
+    public init(frameWidth: Int, frameHeight: Int, x: Int = 0, y: Int = 0) {
+        self.frameWidth = frameWidth
+        self.frameHeight = frameHeight
+        self.x = x
+        self.y = y
+    }
+
+    /// The whole frame of width × height.
+    public static func whole(_ width: Int, _ height: Int) -> FrameWindow { FrameWindow(frameWidth: width, frameHeight: height) }
+
+    /// Film pixels per pixel of this frame.
+    public var filmScale: Double { GrainModel.filmScale(width: frameWidth, height: frameHeight) }
+}
+
+/// A `FilmLook` prepared for one frame size: the vignette's per-axis terms and radial table,
+/// the grain texture for this pixel size and its density table. Everything is allocated here;
 /// `render` allocates nothing, so it is what the preview loop calls for every frame.
 public final class FilmRenderer: @unchecked Sendable {
     public let look: FilmLook
     public let width: Int
     public let height: Int
+    public let window: FrameWindow
+    /// The grain this pixel size sees (nil without grain).
+    public let grainTexture: GrainTexture?
     /// Squared normalised radius per column and per row, in 1/2^20ths (sum ≤ 2^21).
     private let columnTerms: UnsafeMutablePointer<Int32>
     private let rowTerms: UnsafeMutablePointer<Int32>
@@ -76,21 +110,25 @@ public final class FilmRenderer: @unchecked Sendable {
     private static let radiusShift: Int32 = 9
     private static let vignetteEntries = 4097
 
-    public init(look: FilmLook, width: Int, height: Int) {
+    /// A renderer for `width` × `height` buffers that are `window` of a frame (the whole
+    /// frame when nil).
+    public init(look: FilmLook, width: Int, height: Int, window: FrameWindow? = nil) {
         precondition(width > 0 && height > 0, "frame size must be positive")
         self.look = look
         self.width = width
         self.height = height
+        let window = window ?? .whole(width, height)
+        self.window = window
         let v = look.preset.vignette
-        let scales = v.axisScales(width: width, height: height)
+        let scales = v.axisScales(width: window.frameWidth, height: window.frameHeight)
         columnTerms = .allocate(capacity: width)
         rowTerms = .allocate(capacity: height)
         for x in 0..<width {
-            let u = Preset.Vignette.axisCoordinate(x, width) * scales.x
+            let u = Preset.Vignette.axisCoordinate(x + window.x, window.frameWidth) * scales.x
             columnTerms[x] = Int32((u * u * 1_048_576).rounded())
         }
         for y in 0..<height {
-            let u = Preset.Vignette.axisCoordinate(y, height) * scales.y
+            let u = Preset.Vignette.axisCoordinate(y + window.y, window.frameHeight) * scales.y
             rowTerms[y] = Int32((u * u * 1_048_576).rounded())
         }
         vignetteTable = .allocate(capacity: Self.vignetteEntries)
@@ -99,6 +137,8 @@ public final class FilmRenderer: @unchecked Sendable {
             let r2 = (Double(i) + 0.5) / 2048
             vignetteTable[i] = Int32((v.mask(radiusSquared: r2) * 4096).rounded())
         }
+        let texture = look.grainTexture(scale: window.filmScale)
+        grainTexture = texture
     }
 
     deinit {
@@ -161,19 +201,21 @@ public final class FilmRenderer: @unchecked Sendable {
         }
         let useColor = stages.contains(.color)
         let useVignette = stages.contains(.vignette) && look.preset.vignette.amount != 0
-        let texture = stages.contains(.grain) ? look.grainTexture : nil
+        let texture = stages.contains(.grain) ? grainTexture : nil
         let useBlend = stages.contains(.blend) && w != 256
         let keep = 256 - w
-        let grainTable = look.grainTable
         let seed = look.settings.grainSeed
-        let width = self.width
+        let width = self.width, window = self.window
+        let blockSize = GrainTexture.blockSize, tileMask = GrainTexture.tileMask, tileRowBytes = GrainTexture.tileSize * 4
         look.lut.entries.withUnsafeBufferPointer { entries in
         look.lut.redBase.withUnsafeBufferPointer { rb in
         look.lut.greenBase.withUnsafeBufferPointer { gb in
         look.lut.blueBase.withUnsafeBufferPointer { bb in
         look.lut.fraction.withUnsafeBufferPointer { fr in
         look.lut.corners.withUnsafeBufferPointer { corners in
+        GrainTexture.fixedBlendWeights.withUnsafeBufferPointer { blend in
         (texture?.quantized ?? []).withUnsafeBufferPointer { tile in
+        (texture?.densityTable ?? []).withUnsafeBufferPointer { grainTable in
             let lut = ColorLUTView(entries: entries.baseAddress!, redBase: rb.baseAddress!, greenBase: gb.baseAddress!,
                                    blueBase: bb.baseAddress!, fraction: fr.baseAddress!, corners: corners.baseAddress!,
                                    gridSize: look.lut.gridSize)
@@ -181,18 +223,28 @@ public final class FilmRenderer: @unchecked Sendable {
                 let src = source + y * rowBytes
                 let dst = destination + y * rowBytes
                 let rowTerm = rowTerms[y]
+                // Grain: this row lies between two rows of blocks, cross-faded by (wy0, wy1).
+                let frameY = y + window.y
+                let by = GrainTexture.blendPosition(frameY)
+                let wy0 = blend[by.position].0, wy1 = blend[by.position].1
                 var x = 0
                 while x < width {
-                    let blockEnd = min((x >> GrainTexture.blockShift + 1) << GrainTexture.blockShift, width)
-                    var tileRow: UnsafePointer<UInt8>? = nil
-                    var offsetX = 0
+                    // A run of pixels between two block centres reads the same four blocks.
+                    let bx = GrainTexture.blendPosition(x + window.x)
+                    let runEnd = min(x + blockSize - bx.position, width)
+                    var t00 = UnsafePointer<UInt8>(bitPattern: 1)!, t10 = t00, t01 = t00, t11 = t00
+                    var o00 = 0, o10 = 0, o01 = 0, o11 = 0
                     if texture != nil {
-                        let o = GrainTexture.blockOffset(seed: seed, frame: grainFrame, bx: x >> GrainTexture.blockShift,
-                                                         by: y >> GrainTexture.blockShift)
-                        tileRow = tile.baseAddress! + ((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileSize * 4
-                        offsetX = o.x
+                        func corner(_ dx: Int, _ dy: Int) -> (UnsafePointer<UInt8>, Int) {
+                            let o = GrainTexture.blockOffset(seed: seed, frame: grainFrame, bx: bx.block + dx, by: by.block + dy)
+                            return (tile.baseAddress! + ((frameY + o.y) & tileMask) * tileRowBytes, o.x + window.x)
+                        }
+                        (t00, o00) = corner(0, 0)
+                        (t10, o10) = corner(1, 0)
+                        (t01, o01) = corner(0, 1)
+                        (t11, o11) = corner(1, 1)
                     }
-                    for px in x..<blockEnd {
+                    for px in x..<runEnd {
                         let i = px &* 3
                         let r = Int32(src[i]), g = Int32(src[i &+ 1]), b = Int32(src[i &+ 2])
                         // 8.8 fixed point from here on, one channel per scalar (cheaper than
@@ -208,11 +260,19 @@ public final class FilmRenderer: @unchecked Sendable {
                             vb = min((vb &* m &+ 2048) &>> 12, 65280)
                         }
                         var or = (vr &+ 128) &>> 8, og = (vg &+ 128) &>> 8, ob = (vb &+ 128) &>> 8
-                        if let tileRow {
-                            let t = tileRow + ((px &+ offsetX) & GrainTexture.tileMask) &* 4
-                            or = Int32(grainTable[Int(or &<< 8 | Int32(t[0]))])
-                            og = Int32(grainTable[Int(og &<< 8 | Int32(t[1]))])
-                            ob = Int32(grainTable[Int(ob &<< 8 | Int32(t[2]))])
+                        if texture != nil {
+                            let wx = blend[(px &+ window.x &- blockSize / 2) & (blockSize - 1)]
+                            let a = t00 + ((px &+ o00) & tileMask) &* 4, c = t10 + ((px &+ o10) & tileMask) &* 4
+                            let d = t01 + ((px &+ o01) & tileMask) &* 4, e = t11 + ((px &+ o11) & tileMask) &* 4
+                            @inline(__always) func mixed(_ k: Int) -> Int {
+                                let top = Int32(Int8(bitPattern: a[k])) &* wx.0 &+ Int32(Int8(bitPattern: c[k])) &* wx.1
+                                let bottom = Int32(Int8(bitPattern: d[k])) &* wx.0 &+ Int32(Int8(bitPattern: e[k])) &* wx.1
+                                let n = (top &* wy0 &+ bottom &* wy1 &+ 32768) &>> 16
+                                return Int(min(max(n, -128), 127) &+ 128)
+                            }
+                            or = Int32(grainTable[Int(or) &<< 8 | mixed(0)])
+                            og = Int32(grainTable[Int(og) &<< 8 | mixed(1)])
+                            ob = Int32(grainTable[Int(ob) &<< 8 | mixed(2)])
                         }
                         if useBlend {
                             or = (r &* keep &+ or &* w &+ 128) &>> 8
@@ -223,9 +283,9 @@ public final class FilmRenderer: @unchecked Sendable {
                         dst[i &+ 1] = UInt8(truncatingIfNeeded: og)
                         dst[i &+ 2] = UInt8(truncatingIfNeeded: ob)
                     }
-                    x = blockEnd
+                    x = runEnd
                 }
             }
-        }}}}}}}
+        }}}}}}}}}
     }
 }

@@ -1,48 +1,67 @@
 import Foundation
 
-/// Precomputed grain noise: a seamless square tile per colour channel, made of three layers
-/// (a blurred Gaussian base, 2D simplex noise for large-scale tonal variation, Worley noise
-/// for crystal clumping), normalised to zero mean and unit variance.
+/// The grain a film (`GrainModel`) shows through pixels of one size, as a precomputed noise
+/// tile: a seamless square per colour channel, zero mean and unit variance, whose power
+/// spectrum is the film's grain spectrum seen through the output pixel — the film spectrum
+/// scaled to output pixels, multiplied by the pixel's box transfer and folded (aliased) onto
+/// the output grid, exactly what area-averaging the film onto those pixels gives. A pixel
+/// much larger than the grain sees finer, weaker grain; `apertureVariance` carries the
+/// amplitude, the tile the texture. The tile is a Gaussian field (synthesised in the Fourier
+/// domain); the film's grain is one too at these densities, where dozens of discs overlap.
 ///
-/// The image is covered in blocks of `blockSize` pixels; every block reads the tile at its
-/// own pseudo-random offset, drawn afresh for each grain frame. So the pattern never repeats
-/// at the tile period, and animating grain costs nothing per frame but a few hashes.
+/// The image is covered in 64-pixel blocks, each reading the tile at its own pseudo-random
+/// offset (new for every grain frame, so the pattern never repeats and animation is free).
+/// Neighbouring blocks overlap and cross-fade with weights whose squares sum to one
+/// (cos/sin of the position between block centres), so the variance and texture stay the
+/// same everywhere and no block edge shows.
 public struct GrainTexture: Sendable {
     public static let tileSize = 256
     public static let blockSize = 64
     static let tileMask = tileSize - 1
     static let blockShift = 6
+    /// Aliases folded onto the output grid in each direction.
+    static let foldedAliases = 5
 
     public let grain: Preset.Grain
     public let seed: UInt64
+    /// Film pixels per output pixel.
+    public let scale: Double
+    /// Grain variance per unit of unsaturated density through this output pixel.
+    public let apertureVariance: Double
     /// tileSize² texels × 3 channels, interleaved; zero mean, unit variance.
     public let noise: [Float]
-    /// The same noise quantised for the fast path: 4 bytes per texel (r, g, b, unused),
-    /// value = 127.5 + 32 × noise, clamped to 0…255 (±4 standard deviations).
+    /// The same noise for the fast path: 4 bytes per texel (r, g, b, unused), each the bit
+    /// pattern of an Int8 = 32 × noise, clamped to ±127 (±4 standard deviations).
     let quantized: [UInt8]
     static let quantizationScale = 32.0
+    /// 256 × 256: output level for (input level << 8 | noise + 128), noise in 1/32 σ — the
+    /// film's density response at this pixel size, baked (it is per texture, so a renderer for
+    /// a size whose texture is made already costs nothing to set up).
+    let densityTable: [UInt8]
 
-    public init(grain: Preset.Grain, seed: UInt64) {
-        self.grain = grain
+    public init(grain: Preset.Grain, seed: UInt64, scale: Double = 1) {
+        self.init(model: GrainModel(grain), seed: seed, scale: scale)
+    }
+
+    public init(model: GrainModel, seed: UInt64, scale: Double) {
+        grain = model.grain
         self.seed = seed
+        self.scale = scale
+        apertureVariance = model.apertureVariance(scale: scale)
         let n = Self.tileSize * Self.tileSize
-        var rng = SplitMix64(seed: seed ^ 0x6A09_E667_F3BC_C908)
         let mono = min(max(grain.monochromatic, 0), 1)
+        let fieldCount = mono >= 1 ? 1 : mono > 0 ? 4 : 3
+        var rng = SplitMix64(seed: seed ^ 0x6A09_E667_F3BC_C908)
+        let fields = Self.synthesize(count: fieldCount, filter: Self.filter(model, scale: scale), &rng)
         // Channel c = √mono · shared + √(1 − mono) · own_c: cross-channel correlation = mono.
-        var channels = [[Float]]()
-        let shared: [Float]? = mono > 0 ? Self.field(grain, &rng) : nil
-        for _ in 0..<3 {
-            if mono >= 1, let shared {
-                channels.append(shared)
-                continue
-            }
-            let own = Self.field(grain, &rng)
-            if let shared {
-                let a = Float(mono.squareRoot()), b = Float((1 - mono).squareRoot())
-                channels.append((0..<n).map { a * shared[$0] + b * own[$0] })
-            } else {
-                channels.append(own)
-            }
+        var channels: [[Float]] = []
+        if mono >= 1 {
+            channels = [fields[0], fields[0], fields[0]]
+        } else if mono > 0 {
+            let a = Float(mono.squareRoot()), b = Float((1 - mono).squareRoot())
+            channels = (1...3).map { c in (0..<n).map { a * fields[0][$0] + b * fields[c][$0] } }
+        } else {
+            channels = fields
         }
         var noise = [Float](repeating: 0, count: n * 3)
         var quantized = [UInt8](repeating: 0, count: n * 4)
@@ -50,48 +69,74 @@ public struct GrainTexture: Sendable {
             for c in 0..<3 {
                 let v = channels[c][i]
                 noise[i * 3 + c] = v
-                let q = (127.5 + Self.quantizationScale * Double(v)).rounded()
-                quantized[i * 4 + c] = UInt8(min(max(q, 0), 255))
+                let q = min(max((Self.quantizationScale * Double(v)).rounded(), -127), 127)
+                quantized[i * 4 + c] = UInt8(bitPattern: Int8(q))
             }
         }
         self.noise = noise
         self.quantized = quantized
-    }
-
-    /// The tile offset of block (bx, by) at a grain frame.
-    @inline(__always)
-    static func blockOffset(seed: UInt64, frame: UInt64, bx: Int, by: Int) -> (x: Int, y: Int) {
-        let h = SplitMix64.hash(seed, frame, UInt64(truncatingIfNeeded: bx), UInt64(truncatingIfNeeded: by))
-        return (Int(truncatingIfNeeded: h) & tileMask, Int(truncatingIfNeeded: h >> 32) & tileMask)
-    }
-
-    /// Noise (unit variance per channel) at image pixel (x, y) for a grain frame.
-    public func noise(x: Int, y: Int, frame: UInt64) -> SIMD3<Double> {
-        let o = Self.blockOffset(seed: seed, frame: frame, bx: x >> Self.blockShift, by: y >> Self.blockShift)
-        let i = (((y + o.y) & Self.tileMask) * Self.tileSize + ((x + o.x) & Self.tileMask)) * 3
-        return SIMD3(Double(noise[i]), Double(noise[i + 1]), Double(noise[i + 2]))
-    }
-
-    // MARK: Layers
-
-    /// One channel's field: the preset's mix of the three layers, normalised.
-    static func field(_ g: Preset.Grain, _ rng: inout SplitMix64) -> [Float] {
-        let n = tileSize * tileSize
-        var mix = [Float](repeating: 0, count: n)
-        let size = min(max(g.size, 0.5), 4)
-        func add(_ layer: [Float], _ weight: Double) {
-            let w = Float(weight)
-            for i in 0..<n { mix[i] += w * layer[i] }
+        var table = [UInt8](repeating: 0, count: 256 * 256)
+        for level in 0..<256 {
+            for q in 0..<256 {
+                let n = Double(q - 128) / Self.quantizationScale
+                let out = GrainModel.apply(Double(level) / 255, noise: n, variance: apertureVariance)
+                table[level << 8 | q] = UInt8((out * 255).rounded())
+            }
         }
-        if g.gaussian > 0 { add(gaussianLayer(size: size, roughness: g.roughness, &rng), g.gaussian) }
-        if g.simplex > 0 { add(simplexLayer(scale: 12 * size, &rng), g.simplex) }
-        let worleyWeight = g.worley * (1 + 2 * g.clumping)
-        if worleyWeight > 0 { add(worleyLayer(cell: 2.5 * size, &rng), worleyWeight) }
-        if !(g.gaussian > 0 || g.simplex > 0 || worleyWeight > 0) {
-            add(gaussianLayer(size: size, roughness: g.roughness, &rng), 1)
+        densityTable = table
+    }
+
+    /// √(output spectrum) on the tile's frequency grid: the film spectrum in output pixels,
+    /// times the pixel's box transfer, folded over `foldedAliases` aliases each way.
+    static func filter(_ model: GrainModel, scale k: Double) -> [Double] {
+        let s = tileSize, half = s / 2, fold = foldedAliases
+        // sinc² of (i/s + n) for every grid index and alias.
+        let sinc2: [[Double]] = (0...half).map { i in
+            (-fold...fold).map { n in
+                let v = GrainSpectrum.sinc(Double(i) / Double(s) + Double(n))
+                return v * v
+            }
         }
-        normalize(&mix)
-        return mix
+        var out = [Double](repeating: 0, count: s * s)
+        // The spectrum is radial and the box symmetric: compute one eighth, mirror the rest.
+        for i in 0...half {
+            for j in 0...i {
+                let fx = Double(i) / Double(s), fy = Double(j) / Double(s)
+                var sum = 0.0
+                for nx in -fold...fold {
+                    let ax = fx + Double(nx), wx = sinc2[i][nx + fold]
+                    for ny in -fold...fold {
+                        let ay = fy + Double(ny)
+                        sum += model.spectrum((ax * ax + ay * ay).squareRoot() / k) * wx * sinc2[j][ny + fold]
+                    }
+                }
+                let h = (sum / (k * k)).squareRoot()
+                for (a, b) in [(i, j), (j, i)] {
+                    for (u, v) in [(a, b), (s - a, b), (a, s - b), (s - a, s - b)] {
+                        out[(v & (s - 1)) * s + (u & (s - 1))] = h
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// `count` independent Gaussian fields with the filter's spectrum: complex white noise,
+    /// filtered, transformed back; real and imaginary parts are two independent fields.
+    static func synthesize(count: Int, filter: [Double], _ rng: inout SplitMix64) -> [[Float]] {
+        let fft = FFT2D(size: tileSize)
+        var fields: [[Float]] = []
+        while fields.count < count {
+            var re = filter.map { $0 * rng.gaussian() }
+            var im = filter.map { $0 * rng.gaussian() }
+            fft.transform(&re, &im, inverse: true)
+            for part in [re, im] where fields.count < count {
+                var f = part.map(Float.init)
+                normalize(&f)
+                fields.append(f)
+            }
+        }
+        return fields
     }
 
     /// Scales a field to zero mean and unit variance.
@@ -104,139 +149,48 @@ public struct GrainTexture: Sendable {
         for i in v.indices { v[i] = (v[i] - m) * s }
     }
 
-    /// White Gaussian noise blurred to the grain radius; `roughness` mixes in a version blurred
-    /// half as much, for a coarser, crisper texture.
-    static func gaussianLayer(size: Double, roughness: Double, _ rng: inout SplitMix64) -> [Float] {
-        let n = tileSize * tileSize
-        var white = [Float](repeating: 0, count: n)
-        for i in 0..<n { white[i] = Float(rng.gaussian()) }
-        var smooth = blur(white, sigma: 0.6 * size)
-        normalize(&smooth)
-        let r = min(max(roughness, 0), 1)
-        if r == 0 { return smooth }
-        var rough = blur(white, sigma: 0.3 * size)
-        normalize(&rough)
-        return (0..<n).map { Float(1 - r) * smooth[$0] + Float(r) * rough[$0] }
+    // MARK: Reading
+
+    /// The tile offset of block (bx, by) at a grain frame.
+    @inline(__always)
+    static func blockOffset(seed: UInt64, frame: UInt64, bx: Int, by: Int) -> (x: Int, y: Int) {
+        let h = SplitMix64.hash(seed, frame, UInt64(truncatingIfNeeded: bx), UInt64(truncatingIfNeeded: by))
+        return (Int(truncatingIfNeeded: h) & tileMask, Int(truncatingIfNeeded: h >> 32) & tileMask)
     }
 
-    /// Separable Gaussian blur that wraps around the tile's edges (keeps it seamless).
-    static func blur(_ v: [Float], sigma: Double) -> [Float] {
-        if sigma < 0.25 { return v }
-        let radius = Int((3 * sigma).rounded(.up))
-        var kernel = (-radius...radius).map { Float(Foundation.exp(-Double($0 * $0) / (2 * sigma * sigma))) }
-        let total = kernel.reduce(0, +)
-        kernel = kernel.map { $0 / total }
-        let s = tileSize, mask = tileMask
-        var tmp = [Float](repeating: 0, count: v.count)
-        var out = [Float](repeating: 0, count: v.count)
-        for y in 0..<s {
-            for x in 0..<s {
-                var acc: Float = 0
-                for k in -radius...radius { acc += kernel[k + radius] * v[y * s + ((x + k) & mask)] }
-                tmp[y * s + x] = acc
+    /// Where frame coordinate `c` sits between block centres: the first of the two blocks it
+    /// blends and its position 0…63 past that block's centre.
+    @inline(__always)
+    static func blendPosition(_ c: Int) -> (block: Int, position: Int) {
+        let t = c - blockSize / 2
+        return (t >> blockShift, t & (blockSize - 1))
+    }
+
+    /// Cross-fade weights (first block, second block) at a position past the first's centre;
+    /// their squares sum to one.
+    static func blendWeights(_ position: Int) -> (Double, Double) {
+        let a = (Double(position) + 0.5) / Double(blockSize) * Double.pi / 2
+        return (Foundation.cos(a), Foundation.sin(a))
+    }
+
+    /// The same weights in 1/256ths for the fast path, by position.
+    static let fixedBlendWeights: [(Int32, Int32)] = (0..<blockSize).map {
+        let w = blendWeights($0)
+        return (Int32((w.0 * 256).rounded()), Int32((w.1 * 256).rounded()))
+    }
+
+    /// Noise (unit variance per channel) at frame pixel (x, y) for a grain frame.
+    public func noise(x: Int, y: Int, frame: UInt64) -> SIMD3<Double> {
+        let px = Self.blendPosition(x), py = Self.blendPosition(y)
+        let wx = Self.blendWeights(px.position), wy = Self.blendWeights(py.position)
+        var sum = SIMD3<Double>.zero
+        for (dy, weightY) in [(0, wy.0), (1, wy.1)] {
+            for (dx, weightX) in [(0, wx.0), (1, wx.1)] {
+                let o = Self.blockOffset(seed: seed, frame: frame, bx: px.block + dx, by: py.block + dy)
+                let i = (((y + o.y) & Self.tileMask) * Self.tileSize + ((x + o.x) & Self.tileMask)) * 3
+                sum += weightX * weightY * SIMD3(Double(noise[i]), Double(noise[i + 1]), Double(noise[i + 2]))
             }
         }
-        for y in 0..<s {
-            for x in 0..<s {
-                var acc: Float = 0
-                for k in -radius...radius { acc += kernel[k + radius] * tmp[((y + k) & mask) * s + x] }
-                out[y * s + x] = acc
-            }
-        }
-        return out
-    }
-
-    /// 2D simplex noise with features about `scale` pixels across, made seamless by blending
-    /// the field with its copies one tile away (weights whose squares sum to one, so the
-    /// variance stays even across the tile).
-    static func simplexLayer(scale: Double, _ rng: inout SplitMix64) -> [Float] {
-        let simplex = Simplex2D(&rng)
-        let s = tileSize, p = Double(tileSize)
-        var out = [Float](repeating: 0, count: s * s)
-        for y in 0..<s {
-            let v = Double(y) / p
-            for x in 0..<s {
-                let u = Double(x) / p
-                let fx = Double(x) / scale, fy = Double(y) / scale, px = p / scale
-                let a = simplex.noise(fx, fy), b = simplex.noise(fx - px, fy)
-                let c = simplex.noise(fx, fy - px), d = simplex.noise(fx - px, fy - px)
-                let value = ((1 - u) * (1 - v)).squareRoot() * a + (u * (1 - v)).squareRoot() * b
-                    + ((1 - u) * v).squareRoot() * c + (u * v).squareRoot() * d
-                out[y * s + x] = Float(value)
-            }
-        }
-        normalize(&out)
-        return out
-    }
-
-    /// Worley (cellular) noise: one random feature point per cell; the value rises near a
-    /// point, so texture gathers in clumps like developed silver crystals. The cell count
-    /// divides the tile, so it wraps seamlessly.
-    static func worleyLayer(cell: Double, _ rng: inout SplitMix64) -> [Float] {
-        let s = tileSize
-        let cells = max(2, Int((Double(s) / cell).rounded()))
-        let c = Double(s) / Double(cells)
-        var points = [SIMD2<Double>](repeating: .zero, count: cells * cells)
-        for i in points.indices { points[i] = SIMD2(rng.unit(), rng.unit()) * c }
-        var out = [Float](repeating: 0, count: s * s)
-        for y in 0..<s {
-            let cy = Int(Double(y) / c)
-            for x in 0..<s {
-                let cx = Int(Double(x) / c)
-                var best = Double.infinity
-                for dy in -1...1 {
-                    for dx in -1...1 {
-                        let ix = cx + dx, iy = cy + dy
-                        let wx = (ix + cells) % cells, wy = (iy + cells) % cells
-                        let point = points[wy * cells + wx] + SIMD2(Double(ix), Double(iy)) * c
-                        let d = SIMD2(Double(x) + 0.5, Double(y) + 0.5) - point
-                        best = min(best, (d * d).sum())
-                    }
-                }
-                out[y * s + x] = Float(-best.squareRoot() / c)
-            }
-        }
-        normalize(&out)
-        return out
-    }
-}
-
-/// Classic 2D simplex noise (Perlin's simplex lattice) over a shuffled permutation table.
-struct Simplex2D {
-    private var perm = [Int](repeating: 0, count: 512)
-    private static let gradients: [SIMD2<Double>] = (0..<8).map {
-        let a = Double($0) * Double.pi / 4
-        return SIMD2(Foundation.cos(a), Foundation.sin(a))
-    }
-
-    init(_ rng: inout SplitMix64) {
-        var p = Array(0..<256)
-        for i in stride(from: 255, to: 0, by: -1) {
-            let j = Int(rng.next() % UInt64(i + 1))
-            p.swapAt(i, j)
-        }
-        for i in 0..<512 { perm[i] = p[i & 255] }
-    }
-
-    func noise(_ x: Double, _ y: Double) -> Double {
-        let f2 = 0.5 * (3.0.squareRoot() - 1), g2 = (3 - 3.0.squareRoot()) / 6
-        let s = (x + y) * f2
-        let i = Int((x + s).rounded(.down)), j = Int((y + s).rounded(.down))
-        let t = Double(i + j) * g2
-        let x0 = x - (Double(i) - t), y0 = y - (Double(j) - t)
-        let (i1, j1) = x0 > y0 ? (1, 0) : (0, 1)
-        let x1 = x0 - Double(i1) + g2, y1 = y0 - Double(j1) + g2
-        let x2 = x0 - 1 + 2 * g2, y2 = y0 - 1 + 2 * g2
-        let ii = i & 255, jj = j & 255
-        func corner(_ dx: Double, _ dy: Double, _ h: Int) -> Double {
-            let t = 0.5 - dx * dx - dy * dy
-            if t < 0 { return 0 }
-            let g = Self.gradients[h & 7]
-            return t * t * t * t * (g.x * dx + g.y * dy)
-        }
-        let n0 = corner(x0, y0, perm[ii + perm[jj]])
-        let n1 = corner(x1, y1, perm[ii + i1 + perm[jj + j1]])
-        let n2 = corner(x2, y2, perm[ii + 1 + perm[jj + 1]])
-        return 70 * (n0 + n1 + n2)
+        return sum
     }
 }

@@ -140,17 +140,20 @@ public struct Preset: Sendable, Equatable, Codable {
 
     /// Film grain in the optical-density domain (see `GrainSynthesis`).
     public struct Grain: Sendable, Equatable, Codable {
-        /// 0 (off) … 1: density standard deviation at the response peak is `0.12 × amount`.
+        /// 0 (off) … 1: RMS granularity σ_D at density 1.0, seen through a pixel of the 12 MP
+        /// reference frame, is `0.15 × amount` (see `GrainModel`).
         public var amount: Double = 0
-        /// 0.5…4: grain radius in pixels.
+        /// 0.5…4: crystal radius in film pixels (pixels of the 12 MP reference frame, 4056
+        /// across the long side); any other output sees the same grain on the film.
         public var size: Double = 1
-        /// 0…1: texture coarseness (share of the finer, rougher component).
+        /// 0…1: spread of crystal sizes (a rougher, more irregular texture).
         public var roughness: Double = 0.5
-        /// 0…1: crystal clustering — more cellular (Worley) texture, strongest in dense areas.
+        /// 0…1: crystal clustering — more of the grain in clumps 2.5× the crystal size.
         public var clumping: Double = 0
         /// 0 (independent grain per channel) … 1 (the same grain in every channel).
         public var monochromatic: Double = 0
-        /// Layer mix: fine Gaussian base, large-scale simplex variation, Worley crystals.
+        /// Population mix (names kept from the layers they once were): `gaussian` single
+        /// crystals, `simplex` a soft mottle of 7× larger clusters, `worley` clumps.
         public var gaussian: Double = 1
         public var simplex: Double = 0.15
         public var worley: Double = 0.3

@@ -141,9 +141,11 @@ public struct ReferencePipeline: Sendable {
     }
 
     /// Grain: each channel's value is a transmittance T; its optical density D = −log10 T is
-    /// moved by `noise` (unit variance) times the density deviation the film gives that tone.
-    public static func grain(_ c: SIMD3<Double>, noise: SIMD3<Double>, _ g: Preset.Grain) -> SIMD3<Double> {
-        SIMD3(GrainModel.apply(c.x, noise: noise.x, g), GrainModel.apply(c.y, noise: noise.y, g), GrainModel.apply(c.z, noise: noise.z, g))
+    /// moved by `noise` (unit variance) times the density deviation the film gives that tone
+    /// through this output's pixel (`variance`, the texture's `apertureVariance`).
+    public static func grain(_ c: SIMD3<Double>, noise: SIMD3<Double>, variance: Double) -> SIMD3<Double> {
+        SIMD3(GrainModel.apply(c.x, noise: noise.x, variance: variance), GrainModel.apply(c.y, noise: noise.y, variance: variance),
+              GrainModel.apply(c.z, noise: noise.z, variance: variance))
     }
 
     /// out = original + intensity × (graded − original).
@@ -164,7 +166,7 @@ public struct ReferencePipeline: Sendable {
                 var c = color(original)
                 c = Self.vignette(c, x: x, y: y, width: image.width, height: image.height, preset.vignette)
                 if useGrain, let grain {
-                    c = Self.grain(c, noise: grain.noise(x: x, y: y, frame: grainFrame), preset.grain)
+                    c = Self.grain(c, noise: grain.noise(x: x, y: y, frame: grainFrame), variance: grain.apertureVariance)
                 }
                 c = Self.blend(original: original, graded: c, intensity: settings.intensity)
                 let q = (ColorMath.clamp01(c) * 255).rounded(.toNearestOrEven)

@@ -3,7 +3,8 @@ import XCTest
 
 /// Grain, measured statistically on what the fast path renders (flat grey frames, so every
 /// change is grain): density mean and deviation, spatial and cross-channel correlation,
-/// animation, and the absence of tiling.
+/// animation, and the absence of tiling. Frames are windows of the 12 MP reference frame, so a
+/// pixel is a film pixel and the grain is the preset's own, unaveraged.
 final class GrainTests: XCTestCase {
     func grainPreset(amount: Double = 0.5, size: Double = 1, roughness: Double = 0.5, clumping: Double = 0,
                      monochromatic: Double = 0) -> Preset {
@@ -12,10 +13,14 @@ final class GrainTests: XCTestCase {
         return p
     }
 
+    static let window = FrameWindow(frameWidth: TestImages.referenceFrame.width, frameHeight: TestImages.referenceFrame.height,
+                                    x: 1000, y: 1000)
+
     /// Density change of one channel of a flat frame of `level` after grain.
     func densityNoise(_ preset: Preset, level: UInt8 = 128, width: Int = 192, height: Int = 128, frame: UInt64 = 0,
                       channel: Int = 1, seed: UInt64 = 1) -> [Double] {
-        let out = TestImages.render(TestImages.flat(width, height, level), preset, RenderSettings(grainSeed: seed), frame: frame)
+        let out = TestImages.render(TestImages.flat(width, height, level), preset, RenderSettings(grainSeed: seed),
+                                    window: Self.window, frame: frame)
         let base = GrainModel.density(Double(level) / 255)
         return Stats.density(Stats.channel(out, channel)).map { $0 - base }
     }
@@ -25,7 +30,7 @@ final class GrainTests: XCTestCase {
         for amount in [0.2, 0.5, 1.0] {
             let noise = densityNoise(grainPreset(amount: amount))
             let sd = Stats.sd(noise)
-            let expected = GrainModel.densityDeviation(128.0 / 255, Preset.Grain(amount: amount))
+            let expected = GrainModel(Preset.Grain(amount: amount)).densityDeviation(value: 128.0 / 255)
             XCTAssertEqual(Stats.mean(noise), 0, accuracy: 0.1 * expected, "zero mean in density at amount \(amount)")
             XCTAssertEqual(sd, expected, accuracy: 0.12 * expected, "σ_D at amount \(amount)")
             XCTAssertGreaterThan(sd, previous * 1.5)
@@ -34,16 +39,34 @@ final class GrainTests: XCTestCase {
         XCTAssertEqual(Stats.sd(densityNoise(grainPreset(amount: 0))), 0, "amount 0 leaves the frame alone")
     }
 
-    func testDeviationFollowsTheDensityResponseCurve() {
+    func testDeviationFollowsTheDensityCurve() {
         let preset = grainPreset(amount: 0.6)
-        let levels: [UInt8] = [40, 128, 215]
+        let model = GrainModel(preset.grain)
+        // Display levels 215, 128, 40: densities 0.07, 0.30, 0.80.
+        let levels: [UInt8] = [215, 128, 40]
         let measured = levels.map { Stats.sd(densityNoise(preset, level: $0)) }
-        let expected = levels.map { GrainModel.densityDeviation(Double($0) / 255, preset.grain) }
+        let expected = levels.map { model.densityDeviation(value: Double($0) / 255) }
         for i in levels.indices {
             XCTAssertEqual(measured[i], expected[i], accuracy: 0.15 * expected[i] + 0.002, "level \(levels[i])")
         }
-        XCTAssertGreaterThan(measured[1], measured[0], "midtones grainier than shadows")
-        XCTAssertGreaterThan(measured[1], measured[2], "midtones grainier than highlights")
+        XCTAssertGreaterThan(measured[1], measured[0], "denser tones grainier near the film base")
+        XCTAssertGreaterThan(measured[2], measured[1])
+    }
+
+    /// Selwyn's shape: RMS granularity rises from D-min (as √D, Siedentopf), peaks, and falls
+    /// towards D-max where the emulsion is used up.
+    func testGranularityRisesFromDMinAndFallsTowardsDMax() {
+        let variance = GrainModel(grainPreset().grain).referenceVariance
+        let sigma = stride(from: 0.05, through: 2.95, by: 0.05).map { GrainModel.densityDeviation(density: $0, variance: variance) }
+        let peak = sigma.indices.max { sigma[$0] < sigma[$1] }!
+        let peakDensity = 0.05 * Double(peak + 1)
+        XCTAssertGreaterThan(peakDensity, 0.8, "the peak is in the mid densities: \(peakDensity)")
+        XCTAssertLessThan(peakDensity, 2.0)
+        for i in 1..<sigma.count {
+            if i <= peak { XCTAssertGreaterThanOrEqual(sigma[i], sigma[i - 1]) } else { XCTAssertLessThan(sigma[i], sigma[i - 1]) }
+        }
+        XCTAssertEqual(sigma[3] / sigma[0], 2, accuracy: 0.15, "√D near the film base: σ(0.2)/σ(0.05) ≈ 2")
+        XCTAssertLessThan(sigma.last!, 0.25 * sigma[peak])
     }
 
     func testAutocorrelationWidthGrowsWithSize() {
@@ -60,7 +83,7 @@ final class GrainTests: XCTestCase {
     func testCrossChannelCorrelationFollowsMonochromatic() {
         for mono in [0.0, 0.5, 1.0] {
             let preset = grainPreset(amount: 0.5, monochromatic: mono)
-            let out = TestImages.render(TestImages.flat(192, 128, 128), preset)
+            let out = TestImages.render(TestImages.flat(192, 128, 128), preset, window: Self.window)
             let r = Stats.channel(out, 0), b = Stats.channel(out, 2)
             XCTAssertEqual(Stats.correlation(r, b), mono, accuracy: 0.1, "monochromatic \(mono)")
         }
@@ -69,7 +92,7 @@ final class GrainTests: XCTestCase {
     func testConsecutiveFramesCorrelateAsTheRateSays() {
         let preset = grainPreset(amount: 0.5)
         let look = FilmLook(preset: preset)
-        let renderer = FilmRenderer(look: look, width: 64, height: 48)
+        let renderer = FilmRenderer(look: look, width: 64, height: 48, window: Self.window)
         let flat = TestImages.flat(64, 48, 128)
         for rate in [1.0, 0.5, 0.25, 0.0] {
             var clock = GrainClock()
@@ -116,8 +139,8 @@ final class GrainTests: XCTestCase {
 
     func testDifferentFramesDifferAndTheSameFrameRepeats() {
         let preset = grainPreset()
-        let a = TestImages.render(TestImages.flat(64, 64, 100), preset, frame: 1)
-        XCTAssertEqual(a, TestImages.render(TestImages.flat(64, 64, 100), preset, frame: 1))
-        XCTAssertNotEqual(a, TestImages.render(TestImages.flat(64, 64, 100), preset, frame: 2))
+        let a = TestImages.render(TestImages.flat(64, 64, 100), preset, window: Self.window, frame: 1)
+        XCTAssertEqual(a, TestImages.render(TestImages.flat(64, 64, 100), preset, window: Self.window, frame: 1))
+        XCTAssertNotEqual(a, TestImages.render(TestImages.flat(64, 64, 100), preset, window: Self.window, frame: 2))
     }
 }

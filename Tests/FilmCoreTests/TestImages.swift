@@ -74,3 +74,80 @@ enum Stats {
         return correlation(a, b)
     }
 }
+
+extension TestImages {
+    /// The 12 MP reference frame (4056 × 3040): one of its pixels is one film pixel.
+    static let referenceFrame = (width: 4056, height: 3040)
+
+    /// Renders `image` as the part of a frame that `window` says (grain and vignette follow
+    /// the whole frame).
+    static func render(_ image: RGBImage, _ preset: Preset, _ settings: RenderSettings = RenderSettings(),
+                       window: FrameWindow, frame: UInt64 = 0) -> RGBImage {
+        var out = image
+        FilmRenderer(look: FilmLook(preset: preset, settings: settings), width: image.width, height: image.height, window: window)
+            .render(&out, grainFrame: frame)
+        return out
+    }
+
+    /// Averages each `factor` × `factor` block of one channel (light adds up in transmittance).
+    static func boxDownscale(_ v: [Double], width: Int, height: Int, factor: Int) -> [Double] {
+        let w = width / factor, h = height / factor
+        var out = [Double](repeating: 0, count: w * h)
+        for y in 0..<(h * factor) {
+            for x in 0..<(w * factor) { out[(y / factor) * w + x / factor] += v[y * width + x] }
+        }
+        let area = Double(factor * factor)
+        return out.map { $0 / area }
+    }
+}
+
+extension Stats {
+    /// Radially averaged power spectrum of a field (mean removed per patch), averaged over its
+    /// `size` × `size` patches: element i is the mean power at radius i/size cycles per pixel,
+    /// i = 0 … size/2.
+    static func radialSpectrum(_ f: [Double], width: Int, height: Int, size: Int) -> [Double] {
+        let fft = FFT2D(size: size)
+        var sums = [Double](repeating: 0, count: size / 2 + 1), counts = sums
+        for py in stride(from: 0, through: height - size, by: size) {
+            for px in stride(from: 0, through: width - size, by: size) {
+                var re = [Double](repeating: 0, count: size * size), im = re
+                for y in 0..<size { for x in 0..<size { re[y * size + x] = f[(py + y) * width + px + x] } }
+                let m = mean(re)
+                re = re.map { $0 - m }
+                fft.transform(&re, &im)
+                for v in 0..<size {
+                    for u in 0..<size {
+                        let fu = fft.frequency(u), fv = fft.frequency(v)
+                        let bin = Int(((fu * fu + fv * fv).squareRoot() * Double(size)).rounded())
+                        guard bin <= size / 2 else { continue }
+                        let i = v * size + u
+                        sums[bin] += (re[i] * re[i] + im[i] * im[i]) / Double(size * size)
+                        counts[bin] += 1
+                    }
+                }
+            }
+        }
+        return zip(sums, counts).map { $1 > 0 ? $0 / $1 : 0 }
+    }
+
+    /// Mean absolute difference between horizontal neighbours (x−1, x) whose x has
+    /// `x mod period == phase` (frame coordinates, `originX` the window's), and over all others.
+    static func neighbourDifference(_ f: [Double], width: Int, height: Int, originX: Int, period: Int,
+                                    phase: Int) -> (at: Double, elsewhere: Double) {
+        var at = 0.0, atCount = 0.0, other = 0.0, otherCount = 0.0
+        for y in 0..<height {
+            for x in 1..<width {
+                let d = abs(f[y * width + x] - f[y * width + x - 1])
+                if (x + originX) % period == phase { at += d; atCount += 1 } else { other += d; otherCount += 1 }
+            }
+        }
+        return (at / atCount, other / otherCount)
+    }
+
+    /// The field transposed (to measure rows with the column functions).
+    static func transpose(_ f: [Double], width: Int, height: Int) -> [Double] {
+        var out = [Double](repeating: 0, count: f.count)
+        for y in 0..<height { for x in 0..<width { out[x * height + y] = f[y * width + x] } }
+        return out
+    }
+}

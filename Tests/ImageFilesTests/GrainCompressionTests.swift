@@ -16,7 +16,9 @@ final class GrainCompressionTests: XCTestCase {
         func render(_ grain: Bool) -> RGBImage {
             var image = grey
             let look = FilmLook(preset: preset, settings: RenderSettings(intensity: 1, grainEnabled: grain))
-            FilmRenderer(look: look, width: width, height: height).render(&image, grainFrame: 0, threads: 2)
+            // A window of the 12 MP frame a photo is: the grain a photo file has to keep.
+            let window = FrameWindow(frameWidth: 4056, frameHeight: 3040, x: 1000, y: 1000)
+            FilmRenderer(look: look, width: width, height: height, window: window).render(&image, grainFrame: 0, threads: 2)
             return image
         }
         return (render(true), render(false))
