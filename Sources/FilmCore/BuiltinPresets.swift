@@ -147,7 +147,7 @@ public enum BuiltinPresets {
                       blue: C(0, 0.25, 0.5, 0.76, 1)),
         splitTone: S(shadowHue: 240, shadowSaturation: 0.12, highlightHue: 50, highlightSaturation: 0.06),
         vignette: V(amount: 0.3, midpoint: 0.5, roundness: 0.2, feather: 0.5),
-        grain: G(amount: 0.08, size: 0.7, roughness: 0.3, monochromatic: 0.4))
+        grain: G(amount: 0.11, size: 0.8, roughness: 0.3, monochromatic: 0.4))
 
     public static let provia100f = Preset(
         id: "provia100f", name: "Fujifilm Provia 100F", tier: .pro, category: .slide,

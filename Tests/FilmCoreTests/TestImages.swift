@@ -102,12 +102,11 @@ extension TestImages {
 }
 
 extension Stats {
-    /// Radially averaged power spectrum of a field (mean removed per patch), averaged over its
-    /// `size` × `size` patches: element i is the mean power at radius i/size cycles per pixel,
-    /// i = 0 … size/2.
-    static func radialSpectrum(_ f: [Double], width: Int, height: Int, size: Int) -> [Double] {
+    /// The periodograms of a field's `size` × `size` patches (mean removed per patch): every
+    /// frequency point's radial frequency (cycles per pixel) and power.
+    static func periodogram(_ f: [Double], width: Int, height: Int, size: Int) -> [(frequency: Double, power: Double)] {
         let fft = FFT2D(size: size)
-        var sums = [Double](repeating: 0, count: size / 2 + 1), counts = sums
+        var out: [(frequency: Double, power: Double)] = []
         for py in stride(from: 0, through: height - size, by: size) {
             for px in stride(from: 0, through: width - size, by: size) {
                 var re = [Double](repeating: 0, count: size * size), im = re
@@ -117,15 +116,24 @@ extension Stats {
                 fft.transform(&re, &im)
                 for v in 0..<size {
                     for u in 0..<size {
-                        let fu = fft.frequency(u), fv = fft.frequency(v)
-                        let bin = Int(((fu * fu + fv * fv).squareRoot() * Double(size)).rounded())
-                        guard bin <= size / 2 else { continue }
-                        let i = v * size + u
-                        sums[bin] += (re[i] * re[i] + im[i] * im[i]) / Double(size * size)
-                        counts[bin] += 1
+                        let fu = fft.frequency(u), fv = fft.frequency(v), i = v * size + u
+                        out.append(((fu * fu + fv * fv).squareRoot(), (re[i] * re[i] + im[i] * im[i]) / Double(size * size)))
                     }
                 }
             }
+        }
+        return out
+    }
+
+    /// Radially averaged power spectrum over the field's `size` × `size` patches: element i is
+    /// the mean power at radius i/size cycles per pixel, i = 0 … size/2.
+    static func radialSpectrum(_ f: [Double], width: Int, height: Int, size: Int) -> [Double] {
+        var sums = [Double](repeating: 0, count: size / 2 + 1), counts = sums
+        for p in periodogram(f, width: width, height: height, size: size) {
+            let bin = Int((p.frequency * Double(size)).rounded())
+            guard bin <= size / 2 else { continue }
+            sums[bin] += p.power
+            counts[bin] += 1
         }
         return zip(sums, counts).map { $1 > 0 ? $0 / $1 : 0 }
     }
