@@ -60,7 +60,7 @@ final class BooleanGrainTests: XCTestCase {
         var worst = (0.0, "")
         for (index, (name, grain)) in Self.grains.enumerated() {
             let model = GrainModel(grain)
-            let pixels = Self.patchPixels(model, scale: 1, smallest: 64, largest: 128, discs: 3_000_000)
+            let pixels = Self.patchPixels(model, scale: 1, smallest: 64, largest: 192, discs: 3_000_000)
             let reference = BooleanGrainReference(model).patch(density: 1, pixels: pixels, scale: 1, samples: 3, seed: UInt64(7 + index))
             let texture = GrainTexture(model: model, seed: 9, scale: 1)
             let fast = stride(from: 0, to: texture.noise.count, by: 3).map { Double(texture.noise[$0]) }
@@ -80,13 +80,23 @@ extension Stats {
     static func halfPowerFrequency(_ f: [Double], width: Int, height: Int, size: Int) -> Double {
         var power = periodogram(f, width: width, height: height, size: size)
         power.sort { $0.frequency < $1.frequency }
-        let total = power.reduce(0) { $0 + $1.power }
-        var sum = 0.0
-        for p in power {
-            sum += p.power
-            if sum >= total / 2 { return p.frequency }
+        let half = power.reduce(0) { $0 + $1.power } / 2
+        // The cumulative power by radius, interpolated between the grid's radii (sparse at low
+        // frequencies, where a step is 10 % or more).
+        var sum = 0.0, previous = (frequency: 0.0, cumulative: 0.0)
+        var i = 0
+        while i < power.count {
+            let f = power[i].frequency
+            while i < power.count && power[i].frequency == f {
+                sum += power[i].power
+                i += 1
+            }
+            if sum >= half {
+                return previous.frequency + (f - previous.frequency) * (half - previous.cumulative) / (sum - previous.cumulative)
+            }
+            previous = (f, sum)
         }
-        return power.last?.frequency ?? 0
+        return previous.frequency
     }
 }
 
