@@ -107,6 +107,10 @@ public final class FilmRenderer: @unchecked Sendable {
     private let rowTerms: UnsafeMutablePointer<Int32>
     /// Mask in 1/4096ths for squared radius index (r² × 2048), 4097 entries.
     private let vignetteTable: UnsafeMutablePointer<Int32>
+    /// One row of grain per worker (4 bytes a pixel), filled before the row's pixels.
+    private let grainRows: UnsafeMutablePointer<UInt8>
+    /// Workers a render can use (one grain row each).
+    public let maximumThreads: Int
     private static let radiusShift: Int32 = 9
     private static let vignetteEntries = 4097
 
@@ -132,6 +136,8 @@ public final class FilmRenderer: @unchecked Sendable {
             rowTerms[y] = Int32((u * u * 1_048_576).rounded())
         }
         vignetteTable = .allocate(capacity: Self.vignetteEntries)
+        maximumThreads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 64))
+        grainRows = .allocate(capacity: maximumThreads * width * 4)
         for i in 0..<Self.vignetteEntries {
             // The centre of each r² bin.
             let r2 = (Double(i) + 0.5) / 2048
@@ -145,6 +151,7 @@ public final class FilmRenderer: @unchecked Sendable {
         columnTerms.deallocate()
         rowTerms.deallocate()
         vignetteTable.deallocate()
+        grainRows.deallocate()
     }
 
     /// Renders `source` into `destination` (each width × height × 3 bytes; they may be the
@@ -157,9 +164,10 @@ public final class FilmRenderer: @unchecked Sendable {
                        grainFrame: UInt64, threads: Int = 1, stages: RenderStages = .all, intensity: Double? = nil,
                        parallel: any ParallelWork = DispatchParallelWork()) {
         let weight = intensity.map { Int32((min(max($0, 0), 1) * 256).rounded()) } ?? look.blendWeight
-        let threads = max(1, min(threads, height))
+        let threads = max(1, min(threads, height, maximumThreads))
         if threads == 1 {
-            renderRows(0..<height, source: source, destination: destination, grainFrame: grainFrame, stages: stages, weight: weight)
+            renderRows(0..<height, source: source, destination: destination, grainFrame: grainFrame, stages: stages, weight: weight,
+                       scratch: grainRows)
             return
         }
         // Strips of 16 rows dealt round-robin, so uneven rows (vignette, grain) balance out.
@@ -171,7 +179,7 @@ public final class FilmRenderer: @unchecked Sendable {
             while s < strips {
                 let rows = (s * stripRows)..<min((s + 1) * stripRows, height)
                 self.renderRows(rows, source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!,
-                                grainFrame: grainFrame, stages: stages, weight: weight)
+                                grainFrame: grainFrame, stages: stages, weight: weight, scratch: self.grainRows + t * self.width * 4)
                 s += threads
             }
         }
@@ -189,7 +197,7 @@ public final class FilmRenderer: @unchecked Sendable {
 
     /// The inner loop: LUT → vignette → grain → blend for each pixel of `rows`.
     func renderRows(_ rows: Range<Int>, source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
-                    grainFrame: UInt64, stages: RenderStages, weight w: Int32) {
+                    grainFrame: UInt64, stages: RenderStages, weight w: Int32, scratch: UnsafeMutablePointer<UInt8>) {
         let look = self.look
         let rowBytes = width * 3
         if w == 0 && stages.contains(.blend) {
@@ -206,7 +214,6 @@ public final class FilmRenderer: @unchecked Sendable {
         let keep = 256 - w
         let seed = look.settings.grainSeed
         let width = self.width, window = self.window
-        let blockSize = GrainTexture.blockSize, tileMask = GrainTexture.tileMask, tileRowBytes = GrainTexture.tileSize * 4
         look.lut.entries.withUnsafeBufferPointer { entries in
         look.lut.redBase.withUnsafeBufferPointer { rb in
         look.lut.greenBase.withUnsafeBufferPointer { gb in
@@ -223,28 +230,13 @@ public final class FilmRenderer: @unchecked Sendable {
                 let src = source + y * rowBytes
                 let dst = destination + y * rowBytes
                 let rowTerm = rowTerms[y]
-                // Grain: this row lies between two rows of blocks, cross-faded by (wy0, wy1).
-                let frameY = y + window.y
-                let by = GrainTexture.blendPosition(frameY)
-                let wy0 = blend[by.position].0, wy1 = blend[by.position].1
-                var x = 0
-                while x < width {
-                    // A run of pixels between two block centres reads the same four blocks.
-                    let bx = GrainTexture.blendPosition(x + window.x)
-                    let runEnd = min(x + blockSize - bx.position, width)
-                    var t00 = UnsafePointer<UInt8>(bitPattern: 1)!, t10 = t00, t01 = t00, t11 = t00
-                    var o00 = 0, o10 = 0, o01 = 0, o11 = 0
-                    if texture != nil {
-                        func corner(_ dx: Int, _ dy: Int) -> (UnsafePointer<UInt8>, Int) {
-                            let o = GrainTexture.blockOffset(seed: seed, frame: grainFrame, bx: bx.block + dx, by: by.block + dy)
-                            return (tile.baseAddress! + ((frameY + o.y) & tileMask) * tileRowBytes, o.x + window.x)
-                        }
-                        (t00, o00) = corner(0, 0)
-                        (t10, o10) = corner(1, 0)
-                        (t01, o01) = corner(0, 1)
-                        (t11, o11) = corner(1, 1)
-                    }
-                    for px in x..<runEnd {
+                // The row's grain first, into this worker's scratch row (mostly copies of tile
+                // rows), then the pixels.
+                if texture != nil {
+                    GrainTexture.fillRow(scratch, width: width, windowX: window.x, frameY: y + window.y, seed: seed,
+                                         frame: grainFrame, tile: tile.baseAddress!, weights: blend.baseAddress!)
+                }
+                for px in 0..<width {
                         let i = px &* 3
                         let r = Int32(src[i]), g = Int32(src[i &+ 1]), b = Int32(src[i &+ 2])
                         // 8.8 fixed point from here on, one channel per scalar (cheaper than
@@ -261,18 +253,10 @@ public final class FilmRenderer: @unchecked Sendable {
                         }
                         var or = (vr &+ 128) &>> 8, og = (vg &+ 128) &>> 8, ob = (vb &+ 128) &>> 8
                         if texture != nil {
-                            let wx = blend[(px &+ window.x &- blockSize / 2) & (blockSize - 1)]
-                            let a = t00 + ((px &+ o00) & tileMask) &* 4, c = t10 + ((px &+ o10) & tileMask) &* 4
-                            let d = t01 + ((px &+ o01) & tileMask) &* 4, e = t11 + ((px &+ o11) & tileMask) &* 4
-                            @inline(__always) func mixed(_ k: Int) -> Int {
-                                let top = Int32(Int8(bitPattern: a[k])) &* wx.0 &+ Int32(Int8(bitPattern: c[k])) &* wx.1
-                                let bottom = Int32(Int8(bitPattern: d[k])) &* wx.0 &+ Int32(Int8(bitPattern: e[k])) &* wx.1
-                                let n = (top &* wy0 &+ bottom &* wy1 &+ 32768) &>> 16
-                                return Int(min(max(n, -128), 127) &+ 128)
-                            }
-                            or = Int32(grainTable[Int(or) &<< 8 | mixed(0)])
-                            og = Int32(grainTable[Int(og) &<< 8 | mixed(1)])
-                            ob = Int32(grainTable[Int(ob) &<< 8 | mixed(2)])
+                            let t = scratch + px &* 4
+                            or = Int32(grainTable[Int(or) &<< 8 | Int(t[0] ^ 0x80)])
+                            og = Int32(grainTable[Int(og) &<< 8 | Int(t[1] ^ 0x80)])
+                            ob = Int32(grainTable[Int(ob) &<< 8 | Int(t[2] ^ 0x80)])
                         }
                         if useBlend {
                             or = (r &* keep &+ or &* w &+ 128) &>> 8
@@ -283,8 +267,6 @@ public final class FilmRenderer: @unchecked Sendable {
                         dst[i &+ 1] = UInt8(truncatingIfNeeded: og)
                         dst[i &+ 2] = UInt8(truncatingIfNeeded: ob)
                     }
-                    x = runEnd
-                }
             }
         }}}}}}}}}
     }

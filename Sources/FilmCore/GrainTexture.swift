@@ -11,9 +11,9 @@ import Foundation
 ///
 /// The image is covered in 64-pixel blocks, each reading the tile at its own pseudo-random
 /// offset (new for every grain frame, so the pattern never repeats and animation is free).
-/// Neighbouring blocks overlap and cross-fade with weights whose squares sum to one
-/// (cos/sin of the position between block centres), so the variance and texture stay the
-/// same everywhere and no block edge shows.
+/// Neighbouring blocks overlap and cross-fade over the 16 pixels around their boundary, with
+/// weights whose squares sum to one (cos/sin), so the variance and texture stay the same
+/// everywhere and no block edge shows; inside a block one texel is read, as before blending.
 public struct GrainTexture: Sendable {
     public static let tileSize = 256
     public static let blockSize = 64
@@ -166,10 +166,17 @@ public struct GrainTexture: Sendable {
         return (t >> blockShift, t & (blockSize - 1))
     }
 
+    /// Pixels over which two neighbouring blocks cross-fade, centred on their boundary;
+    /// elsewhere one block is read alone, which is most pixels and the cheapest.
+    static let blendBand = 16
+
     /// Cross-fade weights (first block, second block) at a position past the first's centre;
     /// their squares sum to one.
     static func blendWeights(_ position: Int) -> (Double, Double) {
-        let a = (Double(position) + 0.5) / Double(blockSize) * Double.pi / 2
+        let start = (blockSize - blendBand) / 2
+        if position < start { return (1, 0) }
+        if position >= start + blendBand { return (0, 1) }
+        let a = (Double(position - start) + 0.5) / Double(blendBand) * Double.pi / 2
         return (Foundation.cos(a), Foundation.sin(a))
     }
 
@@ -177,6 +184,68 @@ public struct GrainTexture: Sendable {
     static let fixedBlendWeights: [(Int32, Int32)] = (0..<blockSize).map {
         let w = blendWeights($0)
         return (Int32((w.0 * 256).rounded()), Int32((w.1 * 256).rounded()))
+    }
+
+    /// Writes one output row's grain into `out` (4 bytes a pixel, like the tile's texels):
+    /// what `noise(x:y:frame:)` gives, quantised. Inside a block it copies tile rows; the
+    /// 16-pixel bands between blocks blend two or four of them. `weights` is
+    /// `fixedBlendWeights`; `tile` is `quantized`.
+    static func fillRow(_ out: UnsafeMutablePointer<UInt8>, width: Int, windowX: Int, frameY: Int, seed: UInt64, frame: UInt64,
+                        tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int32, Int32)>) {
+        let by = blendPosition(frameY)
+        let (wy0, wy1) = weights[by.position]
+        let rowBytes = tileSize * 4
+        let bandStart = (blockSize - blendBand) / 2, bandEnd = bandStart + blendBand
+        @inline(__always) func mix(_ a: UInt8, _ wa: Int32, _ b: UInt8, _ wb: Int32) -> UInt8 {
+            let n = (Int32(Int8(bitPattern: a)) &* wa &+ Int32(Int8(bitPattern: b)) &* wb &+ 128) &>> 8
+            return UInt8(bitPattern: Int8(min(max(n, -128), 127)))
+        }
+        var x = 0
+        while x < width {
+            let bx = blendPosition(x + windowX)
+            let end = min(x + blockSize - bx.position, width)
+            // The tile rows (and x offsets) of the four blocks around this run.
+            func block(_ dx: Int, _ dy: Int) -> (UnsafePointer<UInt8>, Int) {
+                let o = blockOffset(seed: seed, frame: frame, bx: bx.block + dx, by: by.block + dy)
+                return (tile + ((frameY + o.y) & tileMask) * rowBytes, o.x + windowX)
+            }
+            let (a, ao) = block(0, 0), (c, co) = block(1, 0), (d, dOffset) = block(0, 1), (e, eo) = block(1, 1)
+            // One column of blocks (left: a over d, right: c over e) over pixels lo..<hi.
+            func column(_ upper: UnsafePointer<UInt8>, _ uo: Int, _ lower: UnsafePointer<UInt8>, _ lo: Int, _ from: Int, _ to: Int) {
+                if wy1 == 0 || wy0 == 0 {
+                    // Inside a row of blocks: copies of a tile row, split where it wraps.
+                    let (row, offset) = wy1 == 0 ? (upper, uo) : (lower, lo)
+                    var px = from
+                    while px < to {
+                        let start = (px &+ offset) & tileMask
+                        let n = min(to - px, tileSize - start)
+                        (out + px * 4).update(from: row + start * 4, count: n * 4)
+                        px += n
+                    }
+                } else {
+                    for px in from..<to {
+                        let p = upper + ((px &+ uo) & tileMask) &* 4, q = lower + ((px &+ lo) & tileMask) &* 4
+                        for k in 0..<3 { out[px &* 4 &+ k] = mix(p[k], wy0, q[k], wy1) }
+                    }
+                }
+            }
+            let p0 = bx.position
+            let bandFrom = min(max(x + bandStart - p0, x), end), bandTo = min(max(x + bandEnd - p0, x), end)
+            column(a, ao, d, dOffset, x, bandFrom)
+            for px in bandFrom..<bandTo {
+                let (wx0, wx1) = weights[px - x + p0]
+                let ta = a + ((px &+ ao) & tileMask) &* 4, tc = c + ((px &+ co) & tileMask) &* 4
+                let td = d + ((px &+ dOffset) & tileMask) &* 4, te = e + ((px &+ eo) & tileMask) &* 4
+                for k in 0..<3 {
+                    let top = Int32(Int8(bitPattern: ta[k])) &* wx0 &+ Int32(Int8(bitPattern: tc[k])) &* wx1
+                    let bottom = Int32(Int8(bitPattern: td[k])) &* wx0 &+ Int32(Int8(bitPattern: te[k])) &* wx1
+                    let n = (top &* wy0 &+ bottom &* wy1 &+ 32768) &>> 16
+                    out[px &* 4 &+ k] = UInt8(bitPattern: Int8(min(max(n, -128), 127)))
+                }
+            }
+            column(c, co, e, eo, bandTo, end)
+            x = end
+        }
     }
 
     /// Noise (unit variance per channel) at frame pixel (x, y) for a grain frame.

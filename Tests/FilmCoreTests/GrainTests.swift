@@ -28,7 +28,7 @@ final class GrainTests: XCTestCase {
     func testDensityNoiseHasZeroMeanAndDeviationRisingWithAmount() {
         var previous = 0.0
         for amount in [0.2, 0.5, 1.0] {
-            let noise = densityNoise(grainPreset(amount: amount))
+            let noise = densityNoise(grainPreset(amount: amount), width: 384, height: 256)
             let sd = Stats.sd(noise)
             let expected = GrainModel(Preset.Grain(amount: amount)).densityDeviation(value: 128.0 / 255)
             XCTAssertEqual(Stats.mean(noise), 0, accuracy: 0.1 * expected, "zero mean in density at amount \(amount)")
