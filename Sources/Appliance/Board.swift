@@ -167,12 +167,15 @@ public struct GPIOChipMissing: Error, Sendable, Equatable, CustomStringConvertib
 
 extension GPIOPlan {
     /// The first of `chips` that opens.
-    public func findChip() -> Result<GPIOChipInfo, GPIOChipMissing> {
+    public func findChip() -> Result<GPIOChipInfo, GPIOChipMissing> { Self.findChip(candidates: chips) }
+
+    /// The first of `candidates` (paths, names or labels) that opens.
+    public static func findChip(candidates: [String]) -> Result<GPIOChipInfo, GPIOChipMissing> {
         var problems: [String] = []
-        for chip in chips {
+        for chip in candidates {
             do { return .success(try GPIOChipInfo.find(chip)) } catch { problems.append("\(error)") }
         }
-        return .failure(GPIOChipMissing(candidates: chips, reason: problems.first ?? "no chip named"))
+        return .failure(GPIOChipMissing(candidates: candidates, reason: problems.first ?? "no chip named"))
     }
 }
 

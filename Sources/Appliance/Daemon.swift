@@ -236,22 +236,24 @@ public enum Daemon {
             Log.warning("capture.trigger: no GPIO chip (no board configured): set capture.trigger.chip")
             return nil
         }
-        var problems: [String] = []
-        for chip in candidates {
-            do {
-                let info = try GPIOChipInfo.find(chip)
-                var settings = TriggerInput.Settings(chip: info.path, line: trigger.line)
-                settings.edge = trigger.edge
-                settings.debounceMilliseconds = trigger.debounceMs
-                let input = try TriggerInput(settings)
-                Log.info("trigger: line \(trigger.line) of \(info.label) (\(info.path)), \(trigger.edge.rawValue) edges")
-                return input
-            } catch {
-                problems.append("\(error)")
-            }
+        let info: GPIOChipInfo
+        switch GPIOPlan.findChip(candidates: candidates) {
+        case .success(let found): info = found
+        case .failure(let missing):
+            Log.warning("capture.trigger: \(missing.reason); no trigger")
+            return nil
         }
-        Log.warning("capture.trigger: \(problems.first ?? "no chip"); no trigger")
-        return nil
+        var settings = TriggerInput.Settings(chip: info.path, line: trigger.line)
+        settings.edge = trigger.edge
+        settings.debounceMilliseconds = trigger.debounceMs
+        do {
+            let input = try TriggerInput(settings)
+            Log.info("trigger: line \(trigger.line) of \(info.label) (\(info.path)), \(trigger.edge.rawValue) edges")
+            return input
+        } catch {
+            Log.warning("capture.trigger: \(error); no trigger")
+            return nil
+        }
     }
 
     /// The flash's output line (the board's `pins.flash` or `gpio.pins.flash`), requested low.
