@@ -180,6 +180,9 @@ extension GPIOPlan {
 }
 
 extension Config {
+    /// The GPIO chip candidates: `gpio.chip`, or the board's.
+    public func gpioChips(board: Board) -> [String] { gpio.chip.map { [$0] } ?? board.gpioChips }
+
     /// Merges `gpio.pins` over the board's (and the flash's line, with `booth.flash` on) and checks the result; `lineCount` (the chip's,
     /// once opened) bounds the offsets. Errors name both uses of a line.
     public func gpioPlan(board: Board, lineCount: Int? = nil) throws(ConfigError) -> GPIOPlan {
@@ -201,7 +204,7 @@ extension Config {
         if let count = lineCount, let (name, line) = Board.namedLines(pins, flash: flash).first(where: { $0.line >= count }) {
             throw ConfigError(source: source, field: origin(name), message: "line \(line) for \(name) is out of range (the chip has lines 0…\(count - 1))")
         }
-        return GPIOPlan(chips: gpio.chip.map { [$0] } ?? board.gpioChips, pins: pins, flash: flash, debounceMs: gpio.debounceMs,
+        return GPIOPlan(chips: gpioChips(board: board), pins: pins, flash: flash, debounceMs: gpio.debounceMs,
                         transitionsPerDetent: gpio.transitionsPerDetent, acceleration: gpio.acceleration)
     }
 }

@@ -204,15 +204,17 @@ public enum Daemon {
             do {
                 let b = try Board.load(id: id, directory: config.boardsDirectory)
                 board = b
-                inputs += makeButtons(config, board: b)
-                if config.booth.flash != .off { flash = makeFlash(config, board: b) }
-                if let trigger = makeTrigger(config, board: b) { inputs.append(trigger) }
+                let gpio = BoardGPIO(config, board: b)
+                inputs += makeButtons(config, board: b, gpio: gpio)
+                if config.booth.flash != .off { flash = makeFlash(config, board: b, gpio: gpio) }
+                if let trigger = makeTrigger(config, chip: gpio.chip) { inputs.append(trigger) }
             } catch {
                 Log.warning("board: \(error); no GPIO buttons")
             }
         } else {
             if config.booth.flash != .off { Log.warning("booth.flash: no board configured, so no flash line") }
-            if let trigger = makeTrigger(config, board: nil) { inputs.append(trigger) }
+            let chip = config.gpio.chip.map { GPIOPlan.findChip(candidates: [$0]) }
+            if let trigger = makeTrigger(config, chip: chip) { inputs.append(trigger) }
         }
         let fallback = ScriptedMotion(.level, name: "simulated (level and still)")
         guard config.imu.enabled, board != nil || config.imu.bus != nil else { return (inputs, fallback, flash) }
@@ -227,17 +229,27 @@ public enum Daemon {
         }
     }
 
-    /// The trigger input (`capture.trigger`) on its chip: the configured one, or `gpio.chip`,
-    /// or the board's.
-    static func makeTrigger(_ config: Config, board: Board?) -> InputSource? {
+    /// The board's GPIO plan and chip, worked out once for the buttons, the flash and the trigger.
+    struct BoardGPIO {
+        let plan: Result<GPIOPlan, ConfigError>
+        let chip: Result<GPIOChipInfo, GPIOChipMissing>
+
+        init(_ config: Config, board: Board) {
+            do { plan = .success(try config.gpioPlan(board: board)) } catch { plan = .failure(error) }
+            chip = GPIOPlan.findChip(candidates: config.gpioChips(board: board))
+        }
+    }
+
+    /// The trigger input (`capture.trigger`) on its chip: the configured one, or `chip` (that of
+    /// `gpio.chip` or the board's; nil: neither is there).
+    static func makeTrigger(_ config: Config, chip: Result<GPIOChipInfo, GPIOChipMissing>?) -> InputSource? {
         guard let trigger = config.capture.trigger else { return nil }
-        let candidates = trigger.chip.map { [$0] } ?? config.gpio.chip.map { [$0] } ?? board?.gpioChips ?? []
-        guard !candidates.isEmpty else {
+        guard let search = trigger.chip.map({ GPIOPlan.findChip(candidates: [$0]) }) ?? chip else {
             Log.warning("capture.trigger: no GPIO chip (no board configured): set capture.trigger.chip")
             return nil
         }
         let info: GPIOChipInfo
-        switch GPIOPlan.findChip(candidates: candidates) {
+        switch search {
         case .success(let found): info = found
         case .failure(let missing):
             Log.warning("capture.trigger: \(missing.reason); no trigger")
@@ -257,14 +269,14 @@ public enum Daemon {
     }
 
     /// The flash's output line (the board's `pins.flash` or `gpio.pins.flash`), requested low.
-    static func makeFlash(_ config: Config, board: Board) -> FlashLight? {
+    static func makeFlash(_ config: Config, board: Board, gpio: BoardGPIO) -> FlashLight? {
         do {
-            let plan = try config.gpioPlan(board: board)
+            let plan = try gpio.plan.get()
             guard let line = plan.flash else {
                 Log.warning("booth.flash: board \(board.id) names no flash line; set gpio.pins.flash")
                 return nil
             }
-            switch plan.findChip() {
+            switch gpio.chip {
             case .success(let chip):
                 let output = try GPIOOutput(chip: chip.path, offset: line)
                 Log.info("booth: flash on line \(line) of \(chip.path)")
@@ -279,16 +291,18 @@ public enum Daemon {
         }
     }
 
-    static func makeButtons(_ config: Config, board: Board) -> [InputSource] {
+    static func makeButtons(_ config: Config, board: Board, gpio: BoardGPIO) -> [InputSource] {
         do {
+            let plan = try gpio.plan.get()
             let chip: GPIOChipInfo
-            switch try config.gpioPlan(board: board).findChip() {
+            switch gpio.chip {
             case .success(let found): chip = found
             case .failure(let missing):
                 Log.warning("GPIO: \(missing); no GPIO buttons")
                 return []
             }
-            let plan = try config.gpioPlan(board: board, lineCount: chip.lineCount)
+            // With the chip known, every line must be one of its own.
+            _ = try config.gpioPlan(board: board, lineCount: chip.lineCount)
             var pins = plan.pins
             // The trigger's line is not a button (a headless rig wires one line, often a button's).
             if let line = config.capture.trigger?.line, config.capture.trigger?.chip == nil,
