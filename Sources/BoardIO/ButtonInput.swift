@@ -108,8 +108,7 @@ public final class ButtonInput: InputSource, Sendable {
     }
 
     public let name: String
-    private let events = Locked<[InputEvent]>([])
-    private let thread: WorkerThread
+    private let thread: InputThread
 
     /// Requests the lines and starts the thread; problems found later are logged (one line each).
     public init(_ settings: Settings) throws(GPIOError) {
@@ -127,28 +126,18 @@ public final class ButtonInput: InputSource, Sendable {
                                 debounceNanoseconds: lines.kernelDebounce ? 0 : UInt64(debounceUs) * 1000,
                                 transitionsPerDetent: settings.transitionsPerDetent,
                                 acceleration: settings.acceleration, levels: levels)
+        let events = Locked<[InputEvent]>([])
         let reader = Reader(lines: lines, logic: logic, name: name, events: events)
-        do {
-            thread = try WorkerThread(name: "loopix.gpio") { token in reader.run(token) }
-        } catch {
-            throw GPIOError(errno: error.errno.rawValue, what: "\(name): starting the reading thread")
-        }
+        thread = try InputThread("loopix.gpio", input: name, events: events) { token in reader.run(token) }
     }
 
-    deinit { thread.stop() }
-
-    public func drain() -> [InputEvent] {
-        events.withLock { q in
-            defer { q.removeAll(keepingCapacity: true) }
-            return q
-        }
-    }
+    public func drain() -> [InputEvent] { thread.drain() }
 
     /// Stops the thread and keeps the lines until deinit.
     public func stop() { thread.stop() }
 
     /// Whether the thread is still reading (false after a vanished chip or `stop`).
-    public var isRunning: Bool { !thread.isFinished }
+    public var isRunning: Bool { thread.isRunning }
 
     /// The reading loop. `@unchecked Sendable`: `lines` and `logic` are touched only by the
     /// reading thread (after `init`); the events go out through the locked queue.

@@ -19,8 +19,7 @@ public final class TriggerInput: InputSource, Sendable {
     }
 
     public let name: String
-    private let events = Locked<[InputEvent]>([])
-    private let thread: WorkerThread
+    private let thread: InputThread
 
     /// Requests the line (input, pull-up, both edges: the kind is chosen here, so the kernel's
     /// timestamps of every edge are seen) and starts the thread.
@@ -28,23 +27,13 @@ public final class TriggerInput: InputSource, Sendable {
         let lines = try GPIOLines(chip: settings.chip, offsets: [settings.line], consumer: "loopixd-trigger")
         let name = "GPIO trigger on \(settings.chip) line \(settings.line)"
         self.name = name
+        let events = Locked<[InputEvent]>([])
         let reader = Reader(lines: lines, name: name, events: events,
                             logic: TriggerLogic(edge: settings.edge, debounceNanoseconds: UInt64(max(0, settings.debounceMilliseconds)) * 1_000_000))
-        do {
-            thread = try WorkerThread(name: "loopix.trigger") { token in reader.run(token) }
-        } catch {
-            throw GPIOError(errno: error.errno.rawValue, what: "\(name): starting the reading thread")
-        }
+        thread = try InputThread("loopix.trigger", input: name, events: events) { token in reader.run(token) }
     }
 
-    deinit { thread.stop() }
-
-    public func drain() -> [InputEvent] {
-        events.withLock { q in
-            defer { q.removeAll(keepingCapacity: true) }
-            return q
-        }
-    }
+    public func drain() -> [InputEvent] { thread.drain() }
 
     /// The reading loop. `@unchecked Sendable`: `lines` and `logic` are touched only by the
     /// reading thread (after `init`); the events go out through the locked queue.
