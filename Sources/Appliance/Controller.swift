@@ -126,10 +126,9 @@ public final class Controller {
     /// The last booth shot's exposure (the still's sensor timestamp) less the moment it was
     /// due, ms: negative when the frame began just before it.
     private var lastExposureOffsetMs: Double?
-    /// The sensor timestamp of the last still taken (0: the camera gave none), and of the last
-    /// booth shot (monotonic ns: scripts compare it with their press).
-    private var lastStillTimestamp: UInt64 = 0
+    /// The last still's `Shot.skippedFramePeriodNs`, kept for status only.
     private var lastStillSkippedPeriod: UInt64 = 0
+    /// The sensor timestamp of the last booth shot (monotonic ns: scripts compare it with their press).
     private var lastBoothExposure: UInt64 = 0
     /// Each shot of the current (or last) session: its exposure less the moment it was due, ms.
     private var sessionExposureOffsetsMs: [Double] = []
@@ -687,14 +686,14 @@ public final class Controller {
         switch effect {
         case .capture:
             switch capture() {
-            case .success(let path): result.photoPath = path
+            case .success(let shot): result.photoPath = shot.path
             case .failure(let refusal):
                 setBanner(refusal.message)
                 result.refusal = refusal.message
             }
         case .captureAt(let edge):
             switch capture(notBefore: edge, trigger: edge) {
-            case .success(let path): result.photoPath = path
+            case .success(let shot): result.photoPath = shot.path
             case .failure(let refusal): result.refusal = refusal.message
             }
         case .switchLens:
@@ -754,10 +753,25 @@ public final class Controller {
 
     struct Refusal: Error { let message: String }
 
+    /// A photo taken: its file, and when its still was exposed.
+    struct Shot {
+        let path: String
+        /// The still's sensor timestamp (monotonic ns; 0: the camera gave none).
+        let exposureNs: UInt64
+        /// The still stream's frame period when frames before `notBefore` were skipped; 0: none were.
+        let skippedFramePeriodNs: UInt64
+    }
+
+    /// An exposure's sensor timestamp less the moment it was due (a countdown's end, a trigger's
+    /// edge), ms; nil when the camera gave no timestamp.
+    static func exposureOffsetMs(_ exposureNs: UInt64, from dueNs: UInt64) -> Double? {
+        exposureNs != 0 ? (Double(exposureNs) - Double(dueNs)) / 1e6 : nil
+    }
+
     /// Takes a photo: reserves its file and the space it will take, grabs the still, queues it.
     /// Refuses (with the reason) when the queue is full or the photo would not fit.
-    func capture(keepCopy: Bool = false, notBefore: UInt64 = 0, trigger: UInt64? = nil) -> Result<String, Refusal> {
-        func refuse(_ message: String, log: String) -> Result<String, Refusal> {
+    func capture(keepCopy: Bool = false, notBefore: UInt64 = 0, trigger: UInt64? = nil) -> Result<Shot, Refusal> {
+        func refuse(_ message: String, log: String) -> Result<Shot, Refusal> {
             if let line = refusalLog.admit("shutter refused: \(log)") { Log.warning(line) }
             return .failure(Refusal(message: message))
         }
@@ -796,7 +810,7 @@ public final class Controller {
             // The photo's time is the trigger's (on the wall clock, to the microsecond), and its
             // EXIF says how far the exposure was from it.
             let now = MonotonicClock.now()
-            let offset = still.metadata.timestampNs != 0 ? (Double(still.metadata.timestampNs) - Double(trigger)) / 1e6 : nil
+            let offset = Self.exposureOffsetMs(still.metadata.timestampNs, from: trigger)
             job.trigger = TriggerStamp(time: Date(timeIntervalSinceNow: -Double(now - min(trigger, now)) / 1e9), exposureOffsetMs: offset)
             lastTriggerOffsetMs = offset
             Log.info("trigger: \(path), exposure \(offset.map { String(format: "%+.1f ms", $0) } ?? "at an unknown time") from the edge")
@@ -805,10 +819,9 @@ public final class Controller {
             storage.release(bytes: bytes)
             return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")
         }
-        lastStillTimestamp = still.metadata.timestampNs
         lastStillSkippedPeriod = still.skippedFramePeriodNs
         Log.info("shutter: \(path) (\(currentPreset.name), \(Int((state.intensity * 100).rounded())) %)")
-        return .success(path)
+        return .success(Shot(path: path, exposureNs: still.metadata.timestampNs, skippedFramePeriodNs: still.skippedFramePeriodNs))
     }
 
     // MARK: Photobooth
@@ -867,17 +880,16 @@ public final class Controller {
                 let result = capture(keepCopy: true, notBefore: due)
                 setFlash(booth?.flashWanted(exposing: false) ?? false)
                 switch result {
-                case .success(let path):
-                    if lastStillTimestamp != 0 {
-                        let offset = (Double(lastStillTimestamp) - Double(due)) / 1e6
+                case .success(let shot):
+                    if let offset = Self.exposureOffsetMs(shot.exposureNs, from: due) {
                         lastExposureOffsetMs = offset
                         if booth?.taken.isEmpty == true { sessionExposureOffsetsMs = [] }
                         sessionExposureOffsetsMs.append((offset * 10).rounded() / 10)
-                        lastBoothExposure = lastStillTimestamp
-                        learnStillLead(exposure: lastStillTimestamp, due: due, skippedPeriod: lastStillSkippedPeriod)
+                        lastBoothExposure = shot.exposureNs
+                        learnStillLead(exposure: shot.exposureNs, due: due, skippedPeriod: shot.skippedFramePeriodNs)
                     }
-                    taken = taken ?? path
-                    next = booth?.shotTaken(path, now: MonotonicClock.now())
+                    taken = taken ?? shot.path
+                    next = booth?.shotTaken(shot.path, now: MonotonicClock.now())
                 case .failure(let refusal):
                     setBanner(refusal.message)
                     next = booth?.shotTaken(nil, now: MonotonicClock.now())
