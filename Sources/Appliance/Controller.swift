@@ -162,6 +162,8 @@ public final class Controller {
     private var lastTriggerOffsetMs: Double?
     /// The timelapse running (capture.interval or `interval start`), kept in state/interval.json.
     private var interval: Intervalometer?
+    /// The interval's next shot in status: one formatter, not one per request.
+    private let intervalDateFormatter = ISO8601DateFormatter()
     private var intervalPath: String { config.state.directory + "/interval.json" }
 
     /// Seen by tests: every effect carried out, in order.
@@ -634,7 +636,7 @@ public final class Controller {
         var o = JSONObject([("everySeconds", .number(interval.everySeconds)), ("taken", .int(interval.taken)), ("skipped", .int(interval.skipped))])
         if let count = interval.count { o["count"] = .int(count) }
         if let next = interval.nextShot(now: Date().timeIntervalSince1970) {
-            o["next"] = .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: next)))
+            o["next"] = .string(intervalDateFormatter.string(from: Date(timeIntervalSince1970: next)))
         }
         return .object(o)
     }
