@@ -84,12 +84,14 @@ public final class AfterSaveHooks: Sendable {
     public var counts: Counts { state.withLock { $0.counts } }
 
     /// Stops the thread; hooks still running are sent SIGTERM, those waiting are not run.
+    /// Only the first call does this (the daemon's shutdown stops the hooks, then deinit does).
     public func stop() {
         let thread = worker.withLock { t -> WorkerThread? in
             defer { t = nil }
             return t
         }
-        thread?.stop()
+        guard let thread else { return }
+        thread.stop()
         let (running, waiting) = state.withLock { s -> (Int, Int) in
             for child in s.children { kill(-child.pid, SIGTERM) }
             return (s.children.count, s.queue.count)

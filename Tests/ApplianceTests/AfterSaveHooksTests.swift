@@ -87,6 +87,22 @@ final class AfterSaveHooksTests: XCTestCase {
         XCTAssertEqual(counts.failed, 0)
     }
 
+    func testStoppingTwiceStopsAndWarnsOnce() throws {
+        let dir = try makeTempDirectory(self)
+        let slow = try script(dir, "slow", "sleep 30")
+        let hooks = try AfterSaveHooks(settings: AfterSaveSettings(command: [slow]))
+        hooks.saved(dir + "/LPX_0001.HEIC")
+        XCTAssertEqual(waitFor(hooks) { $0.running == 1 }.running, 1)
+        let lines = Locked<[String]>([])
+        let old = Log.setSink { _, message in
+            if message.hasPrefix("after-save hooks:") { lines.withLock { $0.append(message) } }
+        }
+        defer { Log.setSink(old) }
+        hooks.stop()
+        hooks.stop()
+        XCTAssertEqual(lines.withLock { $0 }, ["after-save hooks: 1 stopped, 0 not run (the daemon is stopping)"])
+    }
+
     func testAProgramThatCannotStartIsOneFailure() throws {
         let hooks = try AfterSaveHooks(settings: AfterSaveSettings(command: ["/nonexistent/rclone", "copy"]))
         defer { hooks.stop() }
