@@ -30,7 +30,9 @@ public final class ClipWriter {
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var audioFrame: UnsafeMutablePointer<AVFrame>?
     private var packet: UnsafeMutablePointer<AVPacket>?
-    private var lastPTS: Int64 = -1
+    /// The frame-grid slot (time × fps) of the last frame encoded.
+    private var lastSlot: Int64 = -1
+    private let framesPerSecond: Int
     private let conversion: VideoSettings.Conversion
     private var headerWritten = false
     private var finished = false
@@ -57,6 +59,7 @@ public final class ClipWriter {
         self.path = path
         width = settings.width
         height = settings.height
+        framesPerSecond = max(1, settings.framesPerSecond)
         self.encoderName = encoderName
         conversion = settings.conversion
         CLoopixAV_quietLogs()
@@ -211,9 +214,16 @@ public final class ClipWriter {
     }
 
     /// Converts one RGB frame (width × height, rows `stride` bytes apart) and encodes it at
-    /// `time` (seconds since the clip began; frames must come in order).
-    public func encode(rgb: UnsafePointer<UInt8>, stride: Int, time: Double) throws(VideoError) {
-        guard let frame, let scaler, let video else { return }
+    /// `time` (seconds since the clip began; frames must come in order). Frames sit on the
+    /// clip's frame grid (1/fps): a frame whose grid slot is already taken — frames that
+    /// bunched up behind a stall — is left out and false returned, so no two frames are ever
+    /// closer than a frame period and every player and tool sees a steady frame rate with,
+    /// at worst, a gap.
+    @discardableResult
+    public func encode(rgb: UnsafePointer<UInt8>, stride: Int, time: Double) throws(VideoError) -> Bool {
+        guard let frame, let scaler, let video else { return false }
+        let slot = Int64((max(0, time) * Double(framesPerSecond)).rounded())
+        guard slot > lastSlot else { return false }
         if av_frame_make_writable(frame) < 0 {
             throw .ffmpeg(action: "reusing the video frame", code: CLoopixAV_error(ENOMEM))
         }
@@ -236,13 +246,12 @@ public final class ClipWriter {
                 }
             }
         }
-        var pts = Int64((time * 90_000).rounded())
-        if pts <= lastPTS { pts = lastPTS + 1 }
-        lastPTS = pts
-        frame.pointee.pts = pts
+        lastSlot = slot
+        frame.pointee.pts = slot * Int64(Self.timeBase.den) / Int64(framesPerSecond)
         try Self.check(avcodec_send_frame(video, frame), "encoding a frame")
         try drain(video, videoStream)
         frames += 1
+        return true
     }
 
     /// Queues `count` interleaved 16-bit sample frames (`channels` samples each) that begin at

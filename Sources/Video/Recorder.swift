@@ -181,13 +181,12 @@ public final class Recorder: Sendable {
             while let frame = shared.withLock({ s -> VideoFrame? in s.queue.isEmpty ? nil : s.queue.removeFirst() }) {
                 do throws(VideoError) {
                     let width = frame.image.width, time = frame.time
-                    let result = frame.image.pixels.withUnsafeBufferPointer { pixels -> Result<Void, VideoError> in
+                    let result = frame.image.pixels.withUnsafeBufferPointer { pixels -> Result<Bool, VideoError> in
                         do throws(VideoError) {
-                            try writer.encode(rgb: pixels.baseAddress!, stride: width * 3, time: time)
-                            return .success(())
+                            return .success(try writer.encode(rgb: pixels.baseAddress!, stride: width * 3, time: time))
                         } catch { return .failure(error) }
                     }
-                    try result.get()
+                    if try !result.get() { shared.withLock { $0.progress.framesDropped += 1 } }
                     if delay > 0 { usleep(UInt32(delay * 1e6)) }
                     try encodeSound()
                 } catch {

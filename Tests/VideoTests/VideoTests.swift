@@ -57,9 +57,9 @@ func runProgram(_ executable: String, _ arguments: [String]) throws -> (Int32, S
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
 }
 
-/// FFmpeg decodes every frame of `path` without a word on standard error. Clips keep each
-/// frame's real time (variable frame rate): `-fps_mode passthrough`, or ffmpeg's null muxer
-/// complains about two frames that fall in one 1/30 s slot on a loaded machine.
+/// FFmpeg decodes every frame of `path` without a word on standard error. `-fps_mode
+/// passthrough` keeps every frame (the default would silently drop one that shares a 1/fps
+/// slot with another), so ffmpeg's null muxer complains about any two frames in one slot.
 func decodesCleanly(_ path: String) throws -> String {
     let (status, _, err) = try runProgram("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-fps_mode", "passthrough", "-f", "null", "-"])
     return status == 0 ? err : "exit \(status): \(err)"
@@ -131,6 +131,40 @@ final class ClipWriterTests: XCTestCase {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         XCTAssertNotNil(bytes.suffix(64).range(of: Data("mfro".utf8)), "the file ends with the mfra index")
         XCTAssertNil(probe.rotation)
+    }
+
+    /// Frames that bunch up behind a stall (a loaded machine delivers three within a few
+    /// milliseconds) keep to the clip's 1/30 s grid: the one whose slot is taken is left out,
+    /// every packet time is a whole frame period, they only rise, and ffmpeg — which checks its
+    /// own 1/30 s slots — decodes the clip without a word. The gap after a stall stays a gap.
+    func testBunchedFramesKeepToTheFrameGrid() throws {
+        let path = try directory() + "/LPX_0001.MP4"
+        let writer = try ClipWriter(path: path, settings: settings(), metadata: metadata, encoderName: "libx264")
+        let times: [Double] = (0..<30).map { Double($0) / 30 } + [1.5, 1.501, 1.502, 1.52, 1.55]
+            + (47..<90).map { Double($0) / 30 + 0.004 }
+        var written = 0
+        for (n, time) in times.enumerated() {
+            let image = picture(n, width: writer.width, height: writer.height)
+            if try image.pixels.withUnsafeBufferPointer({ try writer.encode(rgb: $0.baseAddress!, stride: writer.width * 3, time: time) }) {
+                written += 1
+            }
+        }
+        try writer.finish()
+        // 1.5, 1.501 and 1.502 share slot 45; 1.52 is slot 46; 1.55 is slot 47, which the
+        // next frame (47/30 + 4 ms) also rounds to.
+        XCTAssertEqual(written, times.count - 3)
+        XCTAssertEqual(writer.frames, written)
+        XCTAssertEqual(try decodesCleanly(path), "")
+        let (status, out, err) = try runProgram("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                                    "packet=pts_time", "-of", "csv=p=0", path])
+        XCTAssertEqual(status, 0, err)
+        let pts = out.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.sorted()
+        XCTAssertEqual(pts.count, written)
+        for (a, b) in zip(pts, pts.dropFirst()) {
+            XCTAssertGreaterThanOrEqual(b - a, 1.0 / 30 - 1e-4, "\(a) → \(b)")
+            XCTAssertEqual(((b - a) * 30).rounded(), (b - a) * 30, accuracy: 1e-3, "a whole number of frame periods: \(a) → \(b)")
+        }
+        XCTAssertEqual(pts.last ?? 0, 89.0 / 30, accuracy: 1e-3, "real time kept")
     }
 
     /// Flat colours come back as they went in (BT.709 limited range both ways, as a player
