@@ -73,6 +73,12 @@ enum HEICGrid {
         return buildFile(width: w, height: h, layout: layout, tiles: tiles.map { $0! }, icc: icc, exif: exif, orientation: orientation)
     }
 
+    /// x265 fills its process-wide table of primitives (function pointers) when the first
+    /// encoder opens, and an encoder opened meanwhile on another thread sees the table already
+    /// begun and uses it half-filled: `loopix bench` crashed on a null function pointer inside
+    /// libx265 that way. So until one encode has finished, encodes take turns.
+    static let firstEncode = FirstUseGate()
+
     /// How many x265 encoders are alive now and at most so far (tests check the bound).
     static let liveEncoders = Locked((now: 0, peak: 0))
 
@@ -140,8 +146,10 @@ enum HEICGrid {
         encodingOptions.pointer.pointee.output_nclx_profile = nclx.pointer
         encodingOptions.pointer.pointee.macOS_compatibility_workaround = 0 // no grid wrapper around the tile
         try withExtendedLifetime(nclx) {
-            try HEICCodec.check(heif_context_encode_image(context.pointer, ycc.pointer, encoder.pointer, encodingOptions.pointer, nil),
-                                path: path, encoding: true, doing: "encoding a tile")
+            try firstEncode.once {
+                try HEICCodec.check(heif_context_encode_image(context.pointer, ycc.pointer, encoder.pointer, encodingOptions.pointer, nil),
+                                    path: path, encoding: true, doing: "encoding a tile")
+            }
         }
         let file = try context.writeToMemory(path: path)
         guard let mdat = BoxReader.find("mdat", in: file[...]),
@@ -346,5 +354,20 @@ enum BoxReader {
             i += size
         }
         return nil
+    }
+}
+
+/// Runs bodies one at a time until one of them has succeeded, then lets all run at once.
+final class FirstUseGate: Sendable {
+    private let lock = Lock()
+    private let done = Locked(false)
+
+    func once<R>(_ body: () throws -> R) rethrows -> R {
+        if done.withLock({ $0 }) { return try body() }
+        lock.lock()
+        defer { lock.unlock() }
+        let result = try body()
+        done.withLock { $0 = true }
+        return result
     }
 }

@@ -97,3 +97,29 @@ final class HEICGridTests: XCTestCase {
         return try XCTUnwrap(BoxReader.find("ipco", in: iprp))
     }
 }
+
+/// The gate that keeps x265's first encoder from being opened beside another (its primitive
+/// table is filled on first use, and a second encoder would run on a half-filled table).
+final class FirstUseGateTests: XCTestCase {
+    func testBodiesTakeTurnsUntilOneSucceedsThenRunTogether() throws {
+        let gate = FirstUseGate()
+        let running = Locked((now: 0, peak: 0, calls: 0))
+        @Sendable func body(fail: Bool) throws {
+            let first = running.withLock { r -> Bool in
+                r.now += 1
+                r.peak = max(r.peak, r.now)
+                r.calls += 1
+                return r.calls == 1
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+            running.withLock { $0.now -= 1 }
+            if fail && first { throw CocoaError(.fileNoSuchFile) }
+        }
+        // The first body fails: the next one still runs alone.
+        DispatchQueue.concurrentPerform(iterations: 3) { _ in try? gate.once { try body(fail: true) } }
+        XCTAssertEqual(running.withLock { $0.peak }, 1, "one at a time before a success")
+        running.withLock { $0 = (0, 0, 0) }
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in try? gate.once { try body(fail: false) } }
+        XCTAssertGreaterThan(running.withLock { $0.peak }, 1, "together once one has succeeded")
+    }
+}
