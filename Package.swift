@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(name: "WebGalleryTests", dependencies: ["WebGallery", "ImageFiles", "FilmCore", "ControlProtocol", "System", "StrictJSON"]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Appliance", "BoardIO", "Camera", "Display", "StrictJSON", "System"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
-        .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore"]),
+        .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore", "TestFixtures"]),
         .testTarget(name: "CanvasTests", dependencies: ["Canvas"]),
         .testTarget(name: "ImageFilesTests", dependencies: ["ImageFiles", "System"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "StrictJSON"]),

@@ -69,6 +69,8 @@ public struct CaptureJob: Sendable {
     public var keepCopy = false
     /// Taken by the trigger input: its time and the exposure's distance from it.
     public var trigger: TriggerStamp?
+    /// The date imprinted into the photo (`capture.dateStamp`), nil for none.
+    public var dateStamp: String?
 
     public var metadata: FrameMetadata { still.metadata }
 
@@ -205,7 +207,8 @@ public final class CaptureQueue: Sendable {
             try ImageWriter.write(image, to: original, format: .png, replace: false)
             written += fileSize(original)
         }
-        let look = FilmLook(preset: job.preset, settings: RenderSettings(ev: 0, intensity: job.intensity, grainSeed: job.grainSeed))
+        let look = FilmLook(preset: job.preset, settings: RenderSettings(ev: 0, intensity: job.intensity, grainSeed: job.grainSeed,
+                                                                        dateStamp: job.dateStamp))
         FilmRenderer(look: look, width: image.width, height: image.height).render(&image, grainFrame: job.grainFrame, threads: threads, parallel: parallel)
         if job.watermark { Watermark.draw(on: &image) }
         var meta = PhotoMetadata(make: "Loopix", model: "Loopix camera (\(job.lens.sensorModel))", lensModel: job.lens.label,

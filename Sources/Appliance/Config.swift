@@ -27,7 +27,7 @@ public typealias ConfigError = FieldError
 ///   "license":  { "publicKey": "<base64 or hex Ed25519 public key>", "file": "/var/lib/loopix/license.json" },
 ///   "defaults": { "preset": "portra", "intensity": 100, "ev": 0, "handedness": "right", "grid": false },
 ///   "capture":  { "queueLength": "auto", "format": "heic", "heicQuality": 70, "jpegQuality": 90,
-///                 "x265Preset": "ultrafast", "keepOriginal": false },
+///                 "x265Preset": "ultrafast", "keepOriginal": false, "dateStamp": false },
 ///   "video":    { "width": 1920, "height": 1080, "fps": 30, "bitrateMbps": 16, "encoder": "auto",
 ///                 "x264Preset": "superfast", "keyframeInterval": 1,
 ///                 "audio": { "enabled": false, "device": "default", "channels": 1, "sampleRate": 48000 } },
@@ -147,6 +147,8 @@ public struct Config: Sendable, Equatable {
         public var interval: Intervalometer.Settings? = nil
         /// A GPIO trigger input; nil: none.
         public var trigger: TriggerSettings? = nil
+        /// The date imprinted into photos and shown in the preview; nil: none (the default).
+        public var dateStamp: DateStampFormat? = nil
         public init() {}
     }
 
@@ -536,6 +538,19 @@ public struct Config: Sendable, Equatable {
                 c.x265Preset = p
             }
             c.keepOriginal = try r.bool("keepOriginal") ?? c.keepOriginal
+            // true (the classic '98 11 30), false, or { "format": "…" }.
+            if case .bool(let on)? = r.value("dateStamp") {
+                c.dateStamp = on ? .classic : nil
+            } else {
+                try r.section("dateStamp") { r throws(ConfigError) in
+                    let pattern = try r.optionalString("format") ?? DateStampFormat.classic.pattern
+                    guard let format = DateStampFormat(pattern) else {
+                        throw fail(r.path("format"), "\(JSONValue.quote(String(pattern.prefix(40)))) must be 1 to 24 characters with a date token "
+                                   + "(YYYY YY MM M DD D HH mm) and otherwise only digits, spaces and ' - . : /")
+                    }
+                    c.dateStamp = format
+                }
+            }
             try r.section("afterSave") { r throws(ConfigError) in
                 guard let command = try r.strings("command"), let program = command.first else {
                     throw fail(r.path("command"), "is missing (a list: the program's absolute path, then its arguments)")
@@ -700,7 +715,7 @@ extension Config {
     /// Keys a running daemon takes over on SIGHUP; every other change waits for a restart.
     public static let reloadableKeys: Set<String> = [
         "storage.reserveMB", "capture.queueLength", "capture.format", "capture.heicQuality", "capture.jpegQuality",
-        "capture.x265Preset", "capture.keepOriginal",
+        "capture.x265Preset", "capture.keepOriginal", "capture.dateStamp",
         "license.publicKey", "license.file", "snapshot.directories",
         "defaults.preset", "defaults.intensity", "defaults.ev", "defaults.handedness", "defaults.grid",
         "presetsDirectory", "video.bitrateMbps", "video.encoder", "video.x264Preset", "video.keyframeInterval",

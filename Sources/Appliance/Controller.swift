@@ -58,6 +58,7 @@ public final class Controller {
     /// What systemd hears: ready, status, watchdog pings.
     private let notifier: ServiceNotifier
     private var nextStatusUpdate = Deadline(nanoseconds: 0)
+    private var nextDateStampCheck = Deadline(nanoseconds: 0)
     public private(set) var config: Config
     private let configPath: String?
     private var presets: [Preset]
@@ -317,6 +318,7 @@ public final class Controller {
         setFlash(booth?.flashWanted(exposing: false) ?? false)
         runInterval()
         refreshWebAddress()
+        refreshDateStamp()
         if reviewFrame != nil, booth?.isReviewing != true {
             reviewFrame = nil
             reviewCode = nil
@@ -341,6 +343,14 @@ public final class Controller {
         Log.info("web gallery now at \(url)")
         webURL = url
         galleryCode = try? QRCode(url)
+    }
+
+    /// The preview's date imprint follows the clock (and a reloaded configuration), looked at
+    /// once a second; a new text recompiles the look in the background.
+    private func refreshDateStamp() {
+        guard nextDateStampCheck.hasPassed else { return }
+        nextDateStampCheck = .after(seconds: 1)
+        pipeline.setDateStamp(config.capture.dateStamp?.text(for: Date()))
     }
 
     /// The line `systemctl status` shows, at most once a second.
@@ -817,6 +827,7 @@ public final class Controller {
             lastTriggerOffsetMs = offset
             Log.info("trigger: \(path), exposure \(offset.map { String(format: "%+.1f ms", $0) } ?? "at an unknown time") from the edge")
         }
+        job.dateStamp = config.capture.dateStamp?.text(for: job.trigger?.time ?? job.date)
         guard captures.submit(job) else {
             storage.release(bytes: bytes)
             return refuse("Busy: photo queue full", log: "\(captures.capacity) photos are still being saved")

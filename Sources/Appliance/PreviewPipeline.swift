@@ -89,8 +89,19 @@ final class PreviewPipeline {
     /// Compiles `preset` in the background; the preview keeps the current look meanwhile.
     /// `again`: even if it is the look asked for last (its file was edited).
     func requestLook(_ preset: Preset, again: Bool = false) {
-        looks.compile(preset, reusing: renderer?.look.grainTexture, again: again,
+        lastRequested = preset
+        looks.compile(preset, dateStamp: dateStamp, reusing: renderer?.look.grainTexture, again: again,
                       grainScale: FrameWindow.whole(cameraFrame.width, cameraFrame.height).filmScale)
+    }
+
+    /// The date imprint the preview shows (nil: none); a change recompiles the look.
+    private(set) var dateStamp: String?
+    private var lastRequested: Preset?
+
+    func setDateStamp(_ text: String?) {
+        guard text != dateStamp else { return }
+        dateStamp = text
+        if let lastRequested { requestLook(lastRequested, again: true) }
     }
 
     /// The buffer the camera writes the next preview frame into.
@@ -223,7 +234,7 @@ final class LookCompiler: Sendable {
 
     /// `grainScale`: the film scale of the frames it will grade; its grain texture is made here
     /// too, so that the preview thread never waits for one.
-    func compile(_ preset: Preset, reusing texture: GrainTexture?, again: Bool = false, grainScale: Double) {
+    func compile(_ preset: Preset, dateStamp: String? = nil, reusing texture: GrainTexture?, again: Bool = false, grainScale: Double) {
         let first = state.withLock { s -> Bool in
             guard again || s.wanted != preset.id else { return false }
             s.wanted = preset.id
@@ -232,7 +243,7 @@ final class LookCompiler: Sendable {
         guard first else { return }
         let state = self.state
         queue.async {
-            let look = FilmLook(preset: preset, settings: RenderSettings(ev: 0, intensity: 1), reusing: texture)
+            let look = FilmLook(preset: preset, settings: RenderSettings(ev: 0, intensity: 1, dateStamp: dateStamp), reusing: texture)
             _ = look.grainTexture(scale: grainScale)
             state.withLock { s in
                 if s.wanted == preset.id { s.ready = look }

@@ -23,6 +23,7 @@ public enum BuiltinPresets {
     private typealias G = Preset.Grain
     private typealias V = Preset.Vignette
     private typealias S = Preset.SplitTone
+    private typealias H = Preset.Halation
 
     // MARK: Neutral
 
@@ -211,7 +212,9 @@ public enum BuiltinPresets {
         splitTone: S(shadowHue: 185, shadowSaturation: 0.25, highlightHue: 25, highlightSaturation: 0.22, balance: 0.15),
         fade: 0.035, clamp: .init(black: 0.02, white: 0.98),
         vignette: V(amount: 0.22, midpoint: 0.5, roundness: 0.4, feather: 0.6),
-        grain: G(amount: 0.36, size: 1.5, roughness: 0.5, clumping: 0.35, monochromatic: 0.3))
+        grain: G(amount: 0.36, size: 1.5, roughness: 0.5, clumping: 0.35, monochromatic: 0.3),
+        // No rem-jet anti-halation backing: the strongest, widest red halos.
+        halation: H(amount: 0.7, radius: 0.012, threshold: 0.55, green: 0.2, blue: 0.02))
 
     public static let cinestill50d = Preset(
         id: "cinestill50d", name: "CineStill 50D", tier: .pro, category: .cinema,
@@ -221,7 +224,8 @@ public enum BuiltinPresets {
         splitTone: S(shadowHue: 200, shadowSaturation: 0.12, highlightHue: 35, highlightSaturation: 0.1),
         fade: 0.02, clamp: .init(black: 0.01, white: 0.98),
         vignette: V(amount: 0.15, midpoint: 0.55, roundness: 0.4, feather: 0.6),
-        grain: G(amount: 0.1, size: 0.8, roughness: 0.3, monochromatic: 0.35))
+        grain: G(amount: 0.1, size: 0.8, roughness: 0.3, monochromatic: 0.35),
+        halation: H(amount: 0.5, radius: 0.009, threshold: 0.6, green: 0.2, blue: 0.02))
 
     public static let vision3500t = Preset(
         id: "vision3-500t", name: "Kodak Vision3 500T", tier: .pro, category: .cinema,
@@ -232,7 +236,9 @@ public enum BuiltinPresets {
         splitTone: S(shadowHue: 190, shadowSaturation: 0.22, highlightHue: 30, highlightSaturation: 0.18, balance: 0.1),
         fade: 0.03, clamp: .init(black: 0.02, white: 0.97),
         vignette: V(amount: 0.2, midpoint: 0.5, roundness: 0.5, feather: 0.6),
-        grain: G(amount: 0.3, size: 1.4, roughness: 0.45, clumping: 0.3, monochromatic: 0.35))
+        grain: G(amount: 0.3, size: 1.4, roughness: 0.45, clumping: 0.3, monochromatic: 0.35),
+        // Rem-jet backed: a faint halo only around the brightest light.
+        halation: H(amount: 0.1, radius: 0.007, threshold: 0.75, green: 0.25, blue: 0.03))
 
     public static let vision3250d = Preset(
         id: "vision3-250d", name: "Kodak Vision3 250D", tier: .pro, category: .cinema,
@@ -242,7 +248,8 @@ public enum BuiltinPresets {
         splitTone: S(shadowHue: 195, shadowSaturation: 0.12, highlightHue: 35, highlightSaturation: 0.12),
         fade: 0.02, clamp: .init(black: 0.015, white: 0.97),
         vignette: V(amount: 0.15, midpoint: 0.55, roundness: 0.5, feather: 0.6),
-        grain: G(amount: 0.2, size: 1.1, roughness: 0.4, clumping: 0.2, monochromatic: 0.35))
+        grain: G(amount: 0.2, size: 1.1, roughness: 0.4, clumping: 0.2, monochromatic: 0.35),
+        halation: H(amount: 0.08, radius: 0.006, threshold: 0.8, green: 0.25, blue: 0.03))
 
     public static let eterna = Preset(
         id: "eterna", name: "Fujifilm Eterna", tier: .pro, category: .cinema,

@@ -16,6 +16,8 @@ public final class FilmLook: @unchecked Sendable {
     public let grainModel: GrainModel?
     /// Intensity in 1/256ths: 0 is the original bit for bit, 256 the full look.
     let blendWeight: Int32
+    /// Linear light in and out of the light stage (halation, a date stamp).
+    let lightTables: LightTables
     private let textureLock = NSLock()
     private var textures: [GrainTexture] = []
 
@@ -32,6 +34,7 @@ public final class FilmLook: @unchecked Sendable {
             textures = [texture]
         }
         blendWeight = Int32((min(max(settings.intensity, 0), 1) * 256).rounded())
+        lightTables = LightTables(halation: preset.halation, gain: reference.exposureGain)
     }
 
     /// The grain texture for output pixels `scale` film pixels wide (made once per scale and
@@ -66,7 +69,9 @@ public struct RenderStages: OptionSet, Sendable {
     public static let vignette = RenderStages(rawValue: 2)
     public static let grain = RenderStages(rawValue: 4)
     public static let blend = RenderStages(rawValue: 8)
-    public static let all: RenderStages = [.color, .vignette, .grain, .blend]
+    /// Light added before the colour stages: halation and a date stamp.
+    public static let light = RenderStages(rawValue: 16)
+    public static let all: RenderStages = [.light, .color, .vignette, .grain, .blend]
 }
 
 /// Where the pixels a renderer fills sit in the picture: the whole frame's size and this
@@ -93,7 +98,8 @@ public struct FrameWindow: Sendable, Equatable {
 }
 
 /// A `FilmLook` prepared for one frame size: the vignette's per-axis terms and radial table,
-/// the grain texture for this pixel size and its density table. Everything is allocated here;
+/// the grain texture for this pixel size and its density table, the light stage's buffers
+/// (halation's reduced frame, the date stamp's light). Everything is allocated here;
 /// `render` allocates nothing, so it is what the preview loop calls for every frame.
 public final class FilmRenderer: @unchecked Sendable {
     public let look: FilmLook
@@ -111,6 +117,10 @@ public final class FilmRenderer: @unchecked Sendable {
     private let grainRows: UnsafeMutablePointer<UInt8>
     /// Workers a render can use (one grain row each).
     public let maximumThreads: Int
+    /// Halation and the date stamp (nil when the look has neither).
+    let light: LightStage?
+    /// One row of added light per worker (r, g, b, 0 as Int32 per pixel).
+    private let lightRows: UnsafeMutablePointer<SIMD4<Int32>>
     private static let radiusShift: Int32 = 9
     private static let vignetteEntries = 4097
 
@@ -145,6 +155,8 @@ public final class FilmRenderer: @unchecked Sendable {
         }
         let texture = look.grainTexture(scale: window.filmScale)
         grainTexture = texture
+        light = LightStage(look: look, width: width, height: height, window: window, workers: maximumThreads)
+        lightRows = .allocate(capacity: light == nil ? 1 : maximumThreads * width)
     }
 
     deinit {
@@ -152,6 +164,7 @@ public final class FilmRenderer: @unchecked Sendable {
         rowTerms.deallocate()
         vignetteTable.deallocate()
         grainRows.deallocate()
+        lightRows.deallocate()
     }
 
     /// Renders `source` into `destination` (each width × height × 3 bytes; they may be the
@@ -165,9 +178,11 @@ public final class FilmRenderer: @unchecked Sendable {
                        parallel: any ParallelWork = DispatchParallelWork()) {
         let weight = intensity.map { Int32((min(max($0, 0), 1) * 256).rounded()) } ?? look.blendWeight
         let threads = max(1, min(threads, height, maximumThreads))
+        // The halo is made from the whole source before any row is written.
+        if stages.contains(.light) && weight != 0 { light?.prepare(source: source, threads: threads, parallel: parallel) }
         if threads == 1 {
             renderRows(0..<height, source: source, destination: destination, grainFrame: grainFrame, stages: stages, weight: weight,
-                       scratch: grainRows)
+                       worker: 0)
             return
         }
         // Strips of 16 rows dealt round-robin, so uneven rows (vignette, grain) balance out.
@@ -179,7 +194,7 @@ public final class FilmRenderer: @unchecked Sendable {
             while s < strips {
                 let rows = (s * stripRows)..<min((s + 1) * stripRows, height)
                 self.renderRows(rows, source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!,
-                                grainFrame: grainFrame, stages: stages, weight: weight, scratch: self.grainRows + t * self.width * 4)
+                                grainFrame: grainFrame, stages: stages, weight: weight, worker: t)
                 s += threads
             }
         }
@@ -195,9 +210,13 @@ public final class FilmRenderer: @unchecked Sendable {
         }
     }
 
-    /// The inner loop: LUT → vignette → grain → blend for each pixel of `rows`.
+    /// The inner loop: light → LUT → vignette → grain → blend for each pixel of `rows`, with
+    /// worker `worker`'s scratch rows.
     func renderRows(_ rows: Range<Int>, source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
-                    grainFrame: UInt64, stages: RenderStages, weight w: Int32, scratch: UnsafeMutablePointer<UInt8>) {
+                    grainFrame: UInt64, stages: RenderStages, weight w: Int32, worker: Int) {
+        let scratch = grainRows + worker * width * 4
+        let lightScratch = lightRows + (light == nil ? 0 : worker * width)
+        let light = stages.contains(.light) ? self.light : nil
         let look = self.look
         let rowBytes = width * 3
         if w == 0 && stages.contains(.blend) {
@@ -220,6 +239,9 @@ public final class FilmRenderer: @unchecked Sendable {
         look.lut.blueBase.withUnsafeBufferPointer { bb in
         look.lut.fraction.withUnsafeBufferPointer { fr in
         look.lut.corners.withUnsafeBufferPointer { corners in
+        LightTables.linear.withUnsafeBufferPointer { linear in
+        LightTables.encode.withUnsafeBufferPointer { encode in
+        look.lightTables.scattered.withUnsafeBufferPointer { scattered in
         GrainTexture.fixedBlendWeights.withUnsafeBufferPointer { blend in
         (texture?.quantized ?? []).withUnsafeBufferPointer { tile in
         (texture?.densityTable ?? []).withUnsafeBufferPointer { grainTable in
@@ -236,14 +258,31 @@ public final class FilmRenderer: @unchecked Sendable {
                     GrainTexture.fillRow(scratch, width: width, windowX: window.x, frameY: y + window.y, seed: seed,
                                          frame: grainFrame, tile: tile.baseAddress!, weights: blend.baseAddress!)
                 }
+                // The row's added light (halation, the date stamp), when it has any.
+                let rowLight = light?.rowHasLight(y) == true
+                if rowLight { light!.fillRow(y, into: lightScratch, worker: worker) }
+                let lin = linear.baseAddress!, enc = encode.baseAddress!, sc = scattered.baseAddress!
+                let shift = LightTables.encodeShift
                 for px in 0..<width {
                         let i = px &* 3
                         let r = Int32(src[i]), g = Int32(src[i &+ 1]), b = Int32(src[i &+ 2])
+                        // The film sees the scene's light less what halation spreads from the
+                        // pixel, plus what reaches it; back to an 8-bit level for the LUT.
+                        var ir = r, ig = g, ib = b
+                        if rowLight {
+                            let l = lightScratch[px]
+                            let lr = min(max(lin[Int(r)] &- sc[Int(r) &* 4] &+ l.x, 0), 65535)
+                            let lg = min(max(lin[Int(g)] &- sc[Int(g) &* 4 &+ 1] &+ l.y, 0), 65535)
+                            let lb = min(max(lin[Int(b)] &- sc[Int(b) &* 4 &+ 2] &+ l.z, 0), 65535)
+                            ir = Int32(enc[Int(lr &>> shift)])
+                            ig = Int32(enc[Int(lg &>> shift)])
+                            ib = Int32(enc[Int(lb &>> shift)])
+                        }
                         // 8.8 fixed point from here on, one channel per scalar (cheaper than
                         // moving lanes in and out of a vector for table lookups).
-                        var vr = r &<< 8, vg = g &<< 8, vb = b &<< 8
+                        var vr = ir &<< 8, vg = ig &<< 8, vb = ib &<< 8
                         if useColor {
-                            (vr, vg, vb) = lut.lookup(Int(r), Int(g), Int(b))
+                            (vr, vg, vb) = lut.lookup(Int(ir), Int(ig), Int(ib))
                         }
                         if useVignette {
                             let m = vignetteTable[Int((columnTerms[px] &+ rowTerm) &>> Self.radiusShift)]
@@ -268,6 +307,6 @@ public final class FilmRenderer: @unchecked Sendable {
                         dst[i &+ 2] = UInt8(truncatingIfNeeded: ob)
                     }
             }
-        }}}}}}}}}
+        }}}}}}}}}}}}
     }
 }

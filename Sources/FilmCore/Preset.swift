@@ -1,8 +1,8 @@
 /// A film look: every parameter of the pipeline, as data. Built-in looks live in
 /// `BuiltinPresets`; user looks are JSON files validated by `PresetParser`.
 ///
-/// Pipeline order (each stage documented on its parameter type): exposure → temperature &
-/// tint → saturation → tone curves → split toning → fade → film clamp → vignette → grain →
+/// Pipeline order (each stage documented on its parameter type): halation (and a date stamp's
+/// light) → exposure → temperature & tint → saturation → tone curves → split toning → fade → film clamp → vignette → grain →
 /// intensity blend with the original.
 public struct Preset: Sendable, Equatable, Codable {
     /// Schema version of the JSON form; bump when a field changes meaning.
@@ -25,6 +25,8 @@ public struct Preset: Sendable, Equatable, Codable {
     public var clamp: FilmClamp
     public var vignette: Vignette
     public var grain: Grain
+    /// Red-orange halos around bright light (see `Halation`); off unless a stock has it.
+    public var halation: Halation
     /// A user preset's 3D LUT (from a `.cube` file) replacing grade, curves and split toning.
     public var colorLUT: CubeLUT?
 
@@ -34,7 +36,7 @@ public struct Preset: Sendable, Equatable, Codable {
     public init(id: String, name: String, tier: Tier, category: Category, description: String,
                 grade: Grade = Grade(), curves: Curves = Curves(), splitTone: SplitTone = SplitTone(),
                 fade: Double = 0, clamp: FilmClamp = FilmClamp(), vignette: Vignette = Vignette(),
-                grain: Grain = Grain(), colorLUT: CubeLUT? = nil) {
+                grain: Grain = Grain(), halation: Halation = Halation(), colorLUT: CubeLUT? = nil) {
         self.id = id
         self.name = name
         self.tier = tier
@@ -47,6 +49,7 @@ public struct Preset: Sendable, Equatable, Codable {
         self.clamp = clamp
         self.vignette = vignette
         self.grain = grain
+        self.halation = halation
         self.colorLUT = colorLUT
     }
 
@@ -184,11 +187,15 @@ public struct RenderSettings: Sendable, Equatable, Codable {
     public var grainSeed: UInt64
     /// Turns grain off without touching the preset (tests, comparisons).
     public var grainEnabled: Bool
+    /// The date imprinted in the lower right (see `DateStamp`), e.g. "'98 11 30"; nil for none.
+    public var dateStamp: String?
 
-    public init(ev: Double = 0, intensity: Double = 1, grainSeed: UInt64 = 0x10_0B_1C, grainEnabled: Bool = true) {
+    public init(ev: Double = 0, intensity: Double = 1, grainSeed: UInt64 = 0x10_0B_1C, grainEnabled: Bool = true,
+                dateStamp: String? = nil) {
         self.ev = ev
         self.intensity = intensity
         self.grainSeed = grainSeed
         self.grainEnabled = grainEnabled
+        self.dateStamp = dateStamp
     }
 }

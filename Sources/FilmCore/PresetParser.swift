@@ -15,6 +15,7 @@ public typealias PresetError = FieldError
 ///   "vignette": { "amount": 0.2, "midpoint": 0.5, "roundness": 0.3, "feather": 0.6 },
 ///   "grain": { "amount": 0.3, "size": 1.2, "roughness": 0.5, "clumping": 0.2, "monochromatic": 0.3,
 ///              "gaussian": 1, "simplex": 0.15, "worley": 0.3 },
+///   "halation": { "amount": 0.3, "radius": 0.01, "threshold": 0.7, "green": 0.2, "blue": 0.02 },
 ///   "cube": "my-look.cube" }
 /// ```
 /// Every section and field but `version`, `id` and `name` is optional (defaults: no change).
@@ -41,6 +42,9 @@ public enum PresetParser {
         "grain.roughness": Range(lower: 0, upper: 1), "grain.clumping": Range(lower: 0, upper: 1),
         "grain.monochromatic": Range(lower: 0, upper: 1), "grain.gaussian": Range(lower: 0, upper: 1),
         "grain.simplex": Range(lower: 0, upper: 1), "grain.worley": Range(lower: 0, upper: 1),
+        "halation.amount": Range(lower: 0, upper: 1), "halation.radius": Range(lower: 0.001, upper: 0.05),
+        "halation.threshold": Range(lower: 0.1, upper: 1), "halation.green": Range(lower: 0, upper: 1),
+        "halation.blue": Range(lower: 0, upper: 1),
     ]
 
     /// Parses one preset. `loadCube` reads the text of the `.cube` file a preset names
@@ -108,6 +112,14 @@ public enum PresetParser {
             preset.grain.gaussian = try r.number("gaussian", default: d.gaussian)
             preset.grain.simplex = try r.number("simplex", default: d.simplex)
             preset.grain.worley = try r.number("worley", default: d.worley)
+        }
+        try reader.section("halation") { r throws(PresetError) in
+            let d = Preset.Halation()
+            preset.halation.amount = try r.number("amount", default: d.amount)
+            preset.halation.radius = try r.number("radius", default: d.radius)
+            preset.halation.threshold = try r.number("threshold", default: d.threshold)
+            preset.halation.green = try r.number("green", default: d.green)
+            preset.halation.blue = try r.number("blue", default: d.blue)
         }
         if let cubePath = try reader.optionalString("cube") {
             let text: String

@@ -42,6 +42,9 @@ public struct ReferencePipeline: Sendable {
         return Self.clamp(c, preset.clamp)
     }
 
+    /// What exposure multiplies linear light by before the film sees it (EV and the look's).
+    public var exposureGain: Double { Foundation.pow(2, settings.ev + preset.grade.exposure) }
+
     /// An upper bound of the linear values exposure, white balance and saturation can make
     /// from inputs in 0…1 (saturation s moves a channel at most s times as far from luma).
     var highlightPeak: Double {
@@ -159,11 +162,16 @@ public struct ReferencePipeline: Sendable {
     public func render(_ image: RGBImage, grain: GrainTexture?, grainFrame: UInt64 = 0) -> RGBImage {
         var out = image
         let useGrain = settings.grainEnabled && !preset.grain.isOff && grain != nil
+        // Light first: halation and the date stamp, on the scene's linear light.
+        let stamp = settings.dateStamp.flatMap(DateStamp.init)?.light(frameWidth: image.width, frameHeight: image.height)
+        let light: [SIMD3<Double>]? = preset.halation.isOff && stamp == nil ? nil
+            : HalationReference.light(image, halation: preset.halation, gain: exposureGain, extra: stamp.map { s in { s.at($0, $1) } })
         for y in 0..<image.height {
             for x in 0..<image.width {
                 let p = image[x, y]
                 let original = SIMD3<Double>(Double(p.x), Double(p.y), Double(p.z)) / 255
-                var c = color(original)
+                let exposed = light.map { ColorMath.linearToSRGB(ColorMath.clamp01($0[y * image.width + x])) } ?? original
+                var c = color(exposed)
                 c = Self.vignette(c, x: x, y: y, width: image.width, height: image.height, preset.vignette)
                 if useGrain, let grain {
                     c = Self.grain(c, noise: grain.noise(x: x, y: y, frame: grainFrame), variance: grain.apertureVariance)

@@ -102,6 +102,20 @@ public enum BenchCommand {
             rows.append(("\(name) grain + blend, 1 core", ns(grain)))
             rows.append(("\(name) full pipeline, 1 core", ns(pipeline) + "  (\(x(pipeline / memcpyNs)) memcpy)"))
             rows.append(("\(name) full pipeline, \(cores) cores", ns(pipelineAll) + " wall  (\(x(pipeline / pipelineAll)) speed-up)"))
+            // The light stage: CineStill 800T with and without its halation, and a date stamp,
+            // each the whole pipeline on every core (what the preview pays per frame).
+            let halation = FilmLook(preset: BuiltinPresets.cinestill800t, settings: RenderSettings(intensity: 1))
+            var unhalated = BuiltinPresets.cinestill800t
+            unhalated.halation.amount = 0
+            let noHalation = FilmLook(preset: unhalated, settings: RenderSettings(intensity: 1))
+            let stamped = FilmLook(preset: preset, settings: RenderSettings(intensity: 1, dateStamp: "'98 11 30"))
+            let withHalo = engine(FilmRenderer(look: halation, width: width, height: height), .all, threads: cores)
+            let withoutHalo = engine(FilmRenderer(look: noHalation, width: width, height: height), .all, threads: cores)
+            let withStamp = engine(FilmRenderer(look: stamped, width: width, height: height), .all, threads: cores)
+            func ms(_ nsPerPixel: Double) -> String { String(format: "%.2f ms a frame", nsPerPixel * pixels / 1e6) }
+            rows.append(("\(name) halation (CineStill 800T), \(cores) cores",
+                         ms(withHalo - withoutHalo) + "  (pipeline \(ms(withHalo)) with it, \(ms(withoutHalo)) without)"))
+            rows.append(("\(name) date stamp, \(cores) cores", ms(withStamp - pipelineAll) + "  (pipeline \(ms(withStamp)) with it)"))
             if name != "12 MP" {
                 rows.append(("\(name) frames per second, 1 core", String(format: "%.0f fps", 1e9 / (pipeline * pixels))))
                 rows.append(("\(name) frames per second, \(cores) cores", String(format: "%.0f fps", 1e9 / (pipelineAll * pixels))))

@@ -8,7 +8,7 @@ public enum DevelopCommand {
     Usage: loopix develop IN... [-p PRESET] [-i INTENSITY] [--ev EV] [--grain-seed N]
                           [-o OUT | --out-dir DIR] [--format heic|jpeg|png] [--force]
                           [--quality Q] [--x265-preset NAME] [--presets-dir DIR] [--threads N]
-                          [--max-megapixels N]
+                          [--max-megapixels N] [--date-stamp FORMAT]
 
     Develops JPEG, PNG or HEIC photos with a film look and saves them (HEIC in Display P3 by default),
     keeping their camera, lens, exposure, capture time and GPS, turned upright.
@@ -27,6 +27,9 @@ public enum DevelopCommand {
           --threads N        render threads (default: all cores)
           --max-megapixels N refuse inputs of more than N million pixels (default: what half
                              this machine's memory holds, at most 200; here \(PixelLimit.forThisMachine))
+      --date-stamp FORMAT  imprint the capture date (EXIF DateTimeOriginal, else the file's
+                             time) in the lower right, e.g. "'YY MM DD" → '98 11 30 (tokens
+                             YYYY YY MM M DD D HH mm; digits, spaces and ' - . : / as they are)
 
     Without -o or --out-dir, IMG.jpg is saved beside itself as IMG-PRESET.heic.
     A file that fails is reported and counted; the others go on. Exit status 1 if any failed.
@@ -48,6 +51,8 @@ public enum DevelopCommand {
         public var threads = ProcessInfo.processInfo.activeProcessorCount
         /// nil: `PixelLimit.forThisMachine`.
         public var maxMegapixels: Double?
+        /// Imprint each photo's capture date in this format; nil: none.
+        public var dateStamp: DateStampFormat?
 
         var pixelLimit: PixelLimit {
             maxMegapixels.map { PixelLimit(megapixels: $0, origin: "set by --max-megapixels") } ?? .forThisMachine
@@ -59,7 +64,7 @@ public enum DevelopCommand {
             "-p": "preset", "--preset": "preset", "-i": "intensity", "--intensity": "intensity", "--ev": "ev",
             "--grain-seed": "grain-seed", "-o": "output", "--output": "output", "--out-dir": "out-dir", "--format": "format",
             "--quality": "quality", "--x265-preset": "x265-preset", "--presets-dir": "presets-dir", "--threads": "threads",
-            "--max-megapixels": "max-megapixels",
+            "--max-megapixels": "max-megapixels", "--date-stamp": "date-stamp",
         ], flags: ["--force": "force", "-f": "force"])
         var o = Options()
         o.inputs = args.operands
@@ -94,7 +99,26 @@ public enum DevelopCommand {
         }
         o.maxMegapixels = try args.double("max-megapixels", in: 0.001...100_000)
         o.force = args.flag("force")
+        if let pattern = args.value("date-stamp") {
+            guard let format = DateStampFormat(pattern) else {
+                throw .usage("--date-stamp \"\(pattern.prefix(40))\": use 1 to 24 characters with YYYY, YY, MM, M, DD, D, HH or mm, and otherwise only digits, spaces and ' - . : /")
+            }
+            o.dateStamp = format
+        }
         return o
+    }
+
+    /// When a photo was taken: its EXIF `DateTimeOriginal` (local time, as cameras write it),
+    /// else the file's modification time.
+    static func captureDate(of photo: DecodedPhoto, path: String) -> Date {
+        if let exif = photo.exif, let text = (try? ExifReader.tags(exif))?["DateTimeOriginal"] {
+            let f = DateFormatter()
+            f.locale = Locale(identifier: "en_US_POSIX")
+            f.dateFormat = "yyyy:MM:dd HH:mm:ss"
+            if let date = f.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }
+        }
+        let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+        return modified ?? Date()
     }
 
     /// Develops every input; returns how many failed. Progress and failures go to `log`.
@@ -125,9 +149,13 @@ public enum DevelopCommand {
                 }
                 let photo = try ImageReader.readPhoto(path: input, limit: o.pixelLimit)
                 var image = photo.image
-                if renderer?.width != image.width || renderer?.height != image.height {
+                // With a date stamp each photo has its own text, so its own look.
+                let stamp = o.dateStamp?.text(for: captureDate(of: photo, path: input))
+                if look?.settings.dateStamp != stamp { look = nil }
+                if look == nil || renderer?.width != image.width || renderer?.height != image.height {
                     if look == nil {
-                        look = FilmLook(preset: preset, settings: RenderSettings(ev: o.ev, intensity: o.intensity, grainSeed: o.grainSeed))
+                        look = FilmLook(preset: preset, settings: RenderSettings(ev: o.ev, intensity: o.intensity, grainSeed: o.grainSeed,
+                                                                                 dateStamp: stamp))
                     }
                     renderer = FilmRenderer(look: look!, width: image.width, height: image.height)
                 }

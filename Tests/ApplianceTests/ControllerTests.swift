@@ -34,16 +34,23 @@ final class ControllerRun: @unchecked Sendable {
 /// buttons, the encoder or a window's keyboard would.
 final class ScriptedDisplay: DisplaySink, @unchecked Sendable {
     let name = "scripted"
-    let width = 240, height = 160
+    let width: Int, height: Int
     private let lock = NSLock()
     private var queued: [InputEvent] = []
     private(set) var frames = 0
     private var wrongSize = 0
+    private var last: RGBImage?
     var closeRequested: Bool { false }
+
+    init(width: Int = 240, height: Int = 160) {
+        self.width = width
+        self.height = height
+    }
 
     func show(_ frame: RGBImage) throws {
         lock.lock()
         frames += 1
+        last = frame
         if frame.width != width || frame.height != height { wrongSize += 1 }
         lock.unlock()
     }
@@ -67,6 +74,13 @@ final class ScriptedDisplay: DisplaySink, @unchecked Sendable {
         lock.lock()
         queued += events
         lock.unlock()
+    }
+
+    /// The frame shown last (a copy).
+    var lastFrame: RGBImage? {
+        lock.lock()
+        defer { lock.unlock() }
+        return last
     }
 
     var framesShown: Int {

@@ -20,10 +20,13 @@ final class FastPathTests: XCTestCase {
     /// channel on 99.5 % of values, never more than 3/255, mean under 0.25/255. The few values
     /// past one level sit where the transform bends hardest (near-primary colours, where the
     /// sRGB curve is steepest), which a 33-point lattice cannot follow exactly.
+    /// Halation is off here (its halo on these tiny frames is under a pixel, which the fast
+    /// stage leaves out); `HalationTests` holds it to its own reference.
     func testFastPathMatchesReferenceWithinOneLevelForEveryPreset() {
         let image = TestImages.sweep(96, 72)
         let random = TestImages.random(48, 32)
-        for preset in BuiltinPresets.all {
+        for var preset in BuiltinPresets.all {
+            preset.halation.amount = 0
             for (input, ev) in [(image, 0.0), (random, 1.0)] {
                 let settings = RenderSettings(ev: ev, intensity: 1, grainEnabled: false)
                 let fast = TestImages.render(input, preset, settings)
@@ -58,7 +61,7 @@ final class FastPathTests: XCTestCase {
             let full = TestImages.render(image, preset, RenderSettings(intensity: 1))
             var unblended = image
             FilmRenderer(look: FilmLook(preset: preset, settings: RenderSettings(intensity: 1)), width: 40, height: 30)
-                .render(&unblended, grainFrame: 0, stages: [.color, .vignette, .grain])
+                .render(&unblended, grainFrame: 0, stages: [.light, .color, .vignette, .grain])
             XCTAssertEqual(full, unblended, "intensity 1 is the look with no blend")
             XCTAssertNotEqual(full, image)
             // Halfway sits between the two.
