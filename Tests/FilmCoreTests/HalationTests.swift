@@ -68,7 +68,10 @@ final class HalationTests: XCTestCase {
         let preset = BuiltinPresets.cinestill800t
         let image = disc(240, 160, radius: 10)
         let rho = preset.halation.radii(width: 240, height: 160).x   // 3.5 px
-        let rings = (0..<5).map { i in (10 + 1 + Double(i) * rho)...(10 + 1 + Double(i + 1) * rho) }
+        let rings = (0..<5).map { (i: Int) -> ClosedRange<Double> in
+            let inner: Double = 11 + Double(i) * rho
+            return inner...(inner + rho)
+        }
         let inc = increments(preset, image, rings: rings)
         print("halation: CineStill 800T around a white disc, ρ = \(rho) px: " + inc.map { "\($0)" }.joined(separator: ", "))
         XCTAssertGreaterThan(inc[0].x, 20, "a visible red halo next to the disc: \(inc[0])")
@@ -171,10 +174,13 @@ final class HalationTests: XCTestCase {
         let preview = TestImages.render(disc(240, 160, radius: 10), preset, noGrain)
         let previewOff = TestImages.render(disc(240, 160, radius: 10), withoutHalation(preset), noGrain)
         let rho = preset.halation.radii(width: 240, height: 160).x
-        let rings = (0..<4).map { i in (11 + Double(i) * rho)...(11 + Double(i + 1) * rho) }
+        let rings = (0..<4).map { (i: Int) -> ClosedRange<Double> in
+            let inner: Double = 11 + Double(i) * rho
+            return inner...(inner + rho)
+        }
         let big = rings.map { ringMean(shrink(photo), $0) - ringMean(shrink(photoOff), $0) }
         let small = rings.map { ringMean(preview, $0) - ringMean(previewOff, $0) }
-        print("halation: photo ↓4 \(big.map(\.x)), preview \(small.map(\.x)) (red)")
+        print("halation: photo ↓4 \(big.map { $0.x }), preview \(small.map { $0.x }) (red)")
         let tolerance = max(1.5, 0.15 * small[0].x)
         for (i, (b, s)) in zip(big, small).enumerated() {
             for c in 0..<3 { XCTAssertEqual(b[c], s[c], accuracy: tolerance, "ring \(i) channel \(c)") }

@@ -140,8 +140,11 @@ final class ClipWriterTests: XCTestCase {
     func testBunchedFramesKeepToTheFrameGrid() throws {
         let path = try directory() + "/LPX_0001.MP4"
         let writer = try ClipWriter(path: path, settings: settings(), metadata: metadata, encoderName: "libx264")
-        let times: [Double] = (0..<30).map { Double($0) / 30 } + [1.5, 1.501, 1.502, 1.52, 1.55]
-            + (47..<90).map { Double($0) / 30 + 0.004 }
+        // Split up for Swift 6.0.3's type checker (Debian 13's), which gives up on one expression.
+        let steady: [Double] = (0..<30).map { Double($0) / 30 }
+        let bunched: [Double] = [1.5, 1.501, 1.502, 1.52, 1.55]
+        let after: [Double] = (47..<90).map { Double($0) / 30 + 0.004 }
+        let times = steady + bunched + after
         var written = 0
         for (n, time) in times.enumerated() {
             let image = picture(n, width: writer.width, height: writer.height)
