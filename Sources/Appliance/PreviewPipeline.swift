@@ -91,7 +91,7 @@ final class PreviewPipeline {
     func requestLook(_ preset: Preset, again: Bool = false) {
         lastRequested = preset
         looks.compile(preset, dateStamp: dateStamp, reusing: renderer?.look.grainTexture, again: again,
-                      grainScale: FrameWindow.whole(cameraFrame.width, cameraFrame.height).filmScale)
+                      frameSize: (cameraFrame.width, cameraFrame.height))
     }
 
     /// The date imprint the preview shows (nil: none); a change recompiles the look.
@@ -232,9 +232,10 @@ final class LookCompiler: Sendable {
     }
     private let state = Locked(State())
 
-    /// `grainScale`: the film scale of the frames it will grade; its grain texture is made here
-    /// too, so that the preview thread never waits for one.
-    func compile(_ preset: Preset, dateStamp: String? = nil, reusing texture: GrainTexture?, again: Bool = false, grainScale: Double) {
+    /// `frameSize`: the frames it will grade; their grain texture and date stamp are made here
+    /// too, so that the preview thread never waits for them.
+    func compile(_ preset: Preset, dateStamp: String? = nil, reusing texture: GrainTexture?, again: Bool = false,
+                 frameSize: (width: Int, height: Int)) {
         let first = state.withLock { s -> Bool in
             guard again || s.wanted != preset.id else { return false }
             s.wanted = preset.id
@@ -244,7 +245,8 @@ final class LookCompiler: Sendable {
         let state = self.state
         queue.async {
             let look = FilmLook(preset: preset, settings: RenderSettings(ev: 0, intensity: 1, dateStamp: dateStamp), reusing: texture)
-            _ = look.grainTexture(scale: grainScale)
+            _ = look.grainTexture(scale: FrameWindow.whole(frameSize.width, frameSize.height).filmScale)
+            _ = look.stampLight(frameWidth: frameSize.width, frameHeight: frameSize.height)
             state.withLock { s in
                 if s.wanted == preset.id { s.ready = look }
             }

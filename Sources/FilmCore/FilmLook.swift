@@ -20,6 +20,7 @@ public final class FilmLook: @unchecked Sendable {
     let lightTables: LightTables
     private let textureLock = NSLock()
     private var textures: [GrainTexture] = []
+    private var stamps: [(frameWidth: Int, frameHeight: Int, light: StampLight)] = []
 
     /// Compiles `preset` with `settings`. A texture from an earlier look with the same grain
     /// parameters and seed can be passed in to skip regenerating it.
@@ -48,6 +49,19 @@ public final class FilmLook: @unchecked Sendable {
         textures.append(t)
         if textures.count > 4 { textures.removeFirst() }
         return t
+    }
+
+    /// The date stamp's light for a frame of this size (made once per size and kept; nil
+    /// without a stamp). The look compiler makes it ahead, so the preview never waits for one.
+    public func stampLight(frameWidth: Int, frameHeight: Int) -> StampLight? {
+        guard let stamp = settings.dateStamp.flatMap(DateStamp.init) else { return nil }
+        textureLock.lock()
+        defer { textureLock.unlock() }
+        if let s = stamps.first(where: { $0.frameWidth == frameWidth && $0.frameHeight == frameHeight }) { return s.light }
+        let light = stamp.light(frameWidth: frameWidth, frameHeight: frameHeight)
+        stamps.append((frameWidth, frameHeight, light))
+        if stamps.count > 4 { stamps.removeFirst() }
+        return light
     }
 
     /// The most recently made grain texture (for `reusing:` by the next look), if any.
@@ -178,8 +192,11 @@ public final class FilmRenderer: @unchecked Sendable {
                        parallel: any ParallelWork = DispatchParallelWork()) {
         let weight = intensity.map { Int32((min(max($0, 0), 1) * 256).rounded()) } ?? look.blendWeight
         let threads = max(1, min(threads, height, maximumThreads))
-        // The halo is made from the whole source before any row is written.
-        if stages.contains(.light) && weight != 0 { light?.prepare(source: source, threads: threads, parallel: parallel) }
+        // The halo is made from the whole source before any row is written (not when the
+        // original is all that is shown).
+        if stages.contains(.light) && !(weight == 0 && stages.contains(.blend)) {
+            light?.prepare(source: source, threads: threads, parallel: parallel)
+        }
         if threads == 1 {
             renderRows(0..<height, source: source, destination: destination, grainFrame: grainFrame, stages: stages, weight: weight,
                        worker: 0)
@@ -210,6 +227,13 @@ public final class FilmRenderer: @unchecked Sendable {
         }
     }
 
+    /// An 8-bit level with a stamp's light (1/65535ths) added in linear light.
+    @inline(__always)
+    static func stamped(_ level: UInt8, _ light: Int32) -> UInt8 {
+        let l = min(LightTables.linear[Int(level)] &+ light, 65535)
+        return LightTables.encode[Int(l &>> LightTables.encodeShift)]
+    }
+
     /// The inner loop: light → LUT → vignette → grain → blend for each pixel of `rows`, with
     /// worker `worker`'s scratch rows.
     func renderRows(_ rows: Range<Int>, source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
@@ -220,9 +244,19 @@ public final class FilmRenderer: @unchecked Sendable {
         let look = self.look
         let rowBytes = width * 3
         if w == 0 && stages.contains(.blend) {
-            // Intensity 0: the original, bit for bit.
+            // Intensity 0: the original, bit for bit — but for a date stamp, which is the
+            // camera's, not the look's.
             if source != UnsafePointer(destination) {
                 for y in rows { (destination + y * rowBytes).update(from: source + y * rowBytes, count: rowBytes) }
+            }
+            if let light {
+                for y in rows {
+                    guard let span = light.stampSpan(y) else { continue }
+                    let src = source + y * rowBytes, dst = destination + y * rowBytes
+                    for px in span.columns {
+                        for c in 0..<3 { dst[px * 3 + c] = Self.stamped(src[px * 3 + c], span.light[px][c]) }
+                    }
+                }
             }
             return
         }
@@ -258,9 +292,11 @@ public final class FilmRenderer: @unchecked Sendable {
                     GrainTexture.fillRow(scratch, width: width, windowX: window.x, frameY: y + window.y, seed: seed,
                                          frame: grainFrame, tile: tile.baseAddress!, weights: blend.baseAddress!)
                 }
-                // The row's added light (halation, the date stamp), when it has any.
+                // The row's added light (halation, the date stamp), when it has any; the blend's
+                // original carries the stamp too (it is the camera's, not the look's).
                 let rowLight = light?.rowHasLight(y) == true
                 if rowLight { light!.fillRow(y, into: lightScratch, worker: worker) }
+                let stampSpan = useBlend ? light?.stampSpan(y) : nil
                 let lin = linear.baseAddress!, enc = encode.baseAddress!, sc = scattered.baseAddress!
                 let shift = LightTables.encodeShift
                 for px in 0..<width {
@@ -298,9 +334,16 @@ public final class FilmRenderer: @unchecked Sendable {
                             ob = Int32(grainTable[Int(ob) &<< 8 | Int(t[2] ^ 0x80)])
                         }
                         if useBlend {
-                            or = (r &* keep &+ or &* w &+ 128) &>> 8
-                            og = (g &* keep &+ og &* w &+ 128) &>> 8
-                            ob = (b &* keep &+ ob &* w &+ 128) &>> 8
+                            var br = r, bg = g, bb = b
+                            if let stampSpan, stampSpan.columns.contains(px) {
+                                let l = stampSpan.light[px]
+                                br = Int32(Self.stamped(UInt8(truncatingIfNeeded: r), l.x))
+                                bg = Int32(Self.stamped(UInt8(truncatingIfNeeded: g), l.y))
+                                bb = Int32(Self.stamped(UInt8(truncatingIfNeeded: b), l.z))
+                            }
+                            or = (br &* keep &+ or &* w &+ 128) &>> 8
+                            og = (bg &* keep &+ og &* w &+ 128) &>> 8
+                            ob = (bb &* keep &+ ob &* w &+ 128) &>> 8
                         }
                         dst[i] = UInt8(truncatingIfNeeded: or)
                         dst[i &+ 1] = UInt8(truncatingIfNeeded: og)

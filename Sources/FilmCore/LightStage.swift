@@ -51,11 +51,17 @@ final class LightStage: @unchecked Sendable {
     let halation: Bool
     let kernel: HalationKernel?
     let stamp: StampLight?
-    /// The stamp's light in 1/65535ths (r, g, b, 0), row by row.
-    private let stampFixed: [SIMD4<Int32>]
+    /// The stamp's light in 1/65535ths (r, g, b, 0), row by row (stamp.width × stamp.height).
+    private let stampFixed: UnsafeMutablePointer<SIMD4<Int32>>
     /// The reduced frame's size.
     let lowWidth: Int
     let lowHeight: Int
+    /// The blurs run on the reduced frame with a dark border of `pad` pixels all round (three
+    /// times the widest box): a pass must not cut off what the pass before spread past the
+    /// frame's edge, or light near the edges would be lost twice. `gridWidth` × `gridHeight`.
+    let pad: Int
+    let gridWidth: Int
+    let gridHeight: Int
     private let base: UnsafeMutablePointer<SIMD4<Float>>
     /// Each component's blurred copy.
     private let blurred: [UnsafeMutablePointer<SIMD4<Float>>]
@@ -66,8 +72,9 @@ final class LightStage: @unchecked Sendable {
     private let halo: UnsafeMutablePointer<SIMD4<Float>>
     /// The halo in 1/65535ths, what rows are interpolated from.
     private let haloFixed: UnsafeMutablePointer<SIMD4<Int32>>
-    /// 1 / (pixels of the frame in each reduced pixel).
-    private let blockArea: UnsafeMutablePointer<Float>
+    /// 1 / (pixels of the frame in a reduced pixel): a block cut off by the frame's edge is
+    /// averaged over the whole block (beyond the frame is dark), so it spreads the light it holds.
+    private let blockScale: Float
     /// Per column of the buffer: the reduced column left of it and the weight of the right one
     /// (in 1/256ths).
     private let columnIndex: UnsafeMutablePointer<Int32>
@@ -80,8 +87,7 @@ final class LightStage: @unchecked Sendable {
         let halation = !look.preset.halation.isOff
         // The stamp, clipped to this buffer (in buffer coordinates).
         var stamp: StampLight?
-        if let s = look.settings.dateStamp.flatMap(DateStamp.init) {
-            let whole = s.light(frameWidth: window.frameWidth, frameHeight: window.frameHeight)
+        if let whole = look.stampLight(frameWidth: window.frameWidth, frameHeight: window.frameHeight) {
             stamp = StampLight(x: whole.x - window.x, y: whole.y - window.y, width: whole.width, height: whole.height, pixels: whole.pixels)
         }
         guard halation || stamp != nil else { return nil }
@@ -89,10 +95,12 @@ final class LightStage: @unchecked Sendable {
         self.height = height
         self.halation = halation
         self.stamp = stamp
-        stampFixed = stamp?.pixels.map { p in
-            SIMD4(Int32((p.x * LightTables.unit).rounded()), Int32((p.y * LightTables.unit).rounded()),
-                  Int32((p.z * LightTables.unit).rounded()), 0)
-        } ?? []
+        let stampPixels = stamp?.pixels ?? []
+        stampFixed = .allocate(capacity: max(1, stampPixels.count))
+        for (i, p) in stampPixels.enumerated() {
+            stampFixed[i] = SIMD4(Int32((p.x * LightTables.unit).rounded()), Int32((p.y * LightTables.unit).rounded()),
+                                  Int32((p.z * LightTables.unit).rounded()), 0)
+        }
         self.workers = workers
         tables = look.lightTables
         let kernel = halation ? HalationKernel(radii: look.preset.halation.radii(width: window.frameWidth, height: window.frameHeight)) : nil
@@ -101,22 +109,22 @@ final class LightStage: @unchecked Sendable {
         let lw = halation ? (width + f - 1) / f : 1
         lowWidth = lw
         lowHeight = halation ? (height + f - 1) / f : 1
-        let n = lw * lowHeight
+        let pad = 3 * (kernel?.boxRadii.max() ?? 0)
+        self.pad = pad
+        let gw = lw + 2 * pad
+        gridWidth = gw
+        gridHeight = lowHeight + 2 * pad
+        let n = gw * gridHeight
         base = .allocate(capacity: n)
+        base.initialize(repeating: .zero, count: n)
         let components = kernel?.boxRadii.count ?? 0
         blurred = (0..<components).map { _ in .allocate(capacity: n) }
         scratchSets = (0..<max(1, min(workers, components))).map { _ in
-            (spare: .allocate(capacity: n), column: .allocate(capacity: lw), spare4: .allocate(capacity: 1))
+            (spare: .allocate(capacity: n), column: .allocate(capacity: gw), spare4: .allocate(capacity: 1))
         }
         halo = .allocate(capacity: n)
         haloFixed = .allocate(capacity: n)
-        blockArea = .allocate(capacity: n)
-        for j in 0..<lowHeight {
-            for i in 0..<lowWidth {
-                let w = min(f, width - i * f), h = min(f, height - j * f)
-                blockArea[j * lowWidth + i] = 1 / Float(max(1, w * h))
-            }
-        }
+        blockScale = 1 / Float(f * f)
         columnIndex = .allocate(capacity: width)
         columnWeight = .allocate(capacity: width)
         for x in 0..<width {
@@ -137,7 +145,7 @@ final class LightStage: @unchecked Sendable {
             set.spare4.deallocate()
         }
         haloFixed.deallocate()
-        blockArea.deallocate()
+        stampFixed.deallocate()
         columnIndex.deallocate()
         columnWeight.deallocate()
         lowRows.deallocate()
@@ -158,7 +166,7 @@ final class LightStage: @unchecked Sendable {
     /// rows), the blurs on this one (the copy is small).
     func prepare(source: UnsafePointer<UInt8>, threads: Int = 1, parallel: any ParallelWork = DispatchParallelWork()) {
         guard halation, let kernel else { return }
-        let n = lowWidth * lowHeight
+        let n = gridWidth * gridHeight
         let src = UInt(bitPattern: source)
         if threads > 1 {
             parallel.perform(iterations: threads) { t in
@@ -199,7 +207,7 @@ final class LightStage: @unchecked Sendable {
     /// Reduced row `j` of the scattered light: each reduced pixel the mean of its block.
     private func reduceRow(_ j: Int, source: UnsafePointer<UInt8>) {
         let f = kernel!.factor, lw = lowWidth
-        let low = base + j * lw
+        let low = base + (j + pad) * gridWidth + pad
         low.update(repeating: .zero, count: lw)
         let first = tables.firstScatteringLevel
         tables.scatteredLight.withUnsafeBufferPointer { scattered in
@@ -216,13 +224,14 @@ final class LightStage: @unchecked Sendable {
                 }
             }
         }
-        for i in 0..<lw { low[i] *= blockArea[j * lw + i] }
+        let scale = SIMD4<Float>(repeating: blockScale)
+        for i in 0..<lw { low[i] *= scale }
     }
 
     /// Component `k`: the reduced copy through three box blurs of its radius each way.
     private func blur(component k: Int, set: Int) {
         let radius = kernel!.boxRadii[k], out = blurred[k], scratch = scratchSets[set]
-        out.update(from: base, count: lowWidth * lowHeight)
+        out.update(from: base, count: gridWidth * gridHeight)
         for _ in 0..<3 {
             boxRows(out, into: scratch.spare, radius: radius, spare4: scratch.spare4)
             boxColumns(scratch.spare, into: out, radius: radius, column: scratch.column)
@@ -233,11 +242,11 @@ final class LightStage: @unchecked Sendable {
     /// sum is one long dependency chain, so four rows are summed side by side.
     private func boxRows(_ src: UnsafeMutablePointer<SIMD4<Float>>, into dst: UnsafeMutablePointer<SIMD4<Float>>, radius r: Int,
                          spare4: UnsafeMutablePointer<SIMD4<Float>>) {
-        let lw = lowWidth
+        let lw = gridWidth
         let norm = SIMD4<Float>(repeating: 1 / Float(2 * r + 1))
         var j = 0
-        while j < lowHeight {
-            let rows = min(4, lowHeight - j)
+        while j < gridHeight {
+            let rows = min(4, gridHeight - j)
             let s0 = src + j * lw, d0 = dst + j * lw
             let s1 = rows > 1 ? s0 + lw : s0, s2 = rows > 2 ? s0 + 2 * lw : s0, s3 = rows > 3 ? s0 + 3 * lw : s0
             let d1 = rows > 1 ? d0 + lw : spare4, d2 = rows > 2 ? d0 + 2 * lw : spare4, d3 = rows > 3 ? d0 + 3 * lw : spare4
@@ -258,7 +267,7 @@ final class LightStage: @unchecked Sendable {
     /// The same down each reduced column, a row at a time.
     private func boxColumns(_ src: UnsafeMutablePointer<SIMD4<Float>>, into dst: UnsafeMutablePointer<SIMD4<Float>>, radius r: Int,
                             column: UnsafeMutablePointer<SIMD4<Float>>) {
-        let lw = lowWidth, lh = lowHeight
+        let lw = gridWidth, lh = gridHeight
         let norm = 1 / Float(2 * r + 1)
         column.update(repeating: .zero, count: lw)
         for j in 0..<min(r, lh) {
@@ -286,7 +295,7 @@ final class LightStage: @unchecked Sendable {
             let j1 = min(j + 1, lowHeight - 1)
             let tw = SIMD4<Int32>(repeating: Int32((t * 256).rounded()))
             let low = lowRows + worker * lowWidth
-            let a = haloFixed + j * lowWidth, b = haloFixed + j1 * lowWidth
+            let a = haloFixed + (j + pad) * gridWidth + pad, b = haloFixed + (j1 + pad) * gridWidth + pad
             for i in 0..<lowWidth { low[i] = a[i] &+ (((b[i] &- a[i]) &* tw) &>> 8) }
             let last = lowWidth - 1
             for x in 0..<width {
@@ -297,14 +306,19 @@ final class LightStage: @unchecked Sendable {
         } else {
             scratch.update(repeating: .zero, count: width)
         }
-        if let stamp, y >= stamp.y, y < stamp.y + stamp.height {
-            let ly = y - stamp.y
-            stampFixed.withUnsafeBufferPointer { px in
-                for lx in max(0, -stamp.x)..<min(stamp.width, width - stamp.x) {
-                    scratch[stamp.x + lx] &+= px[ly * stamp.width + lx]
-                }
-            }
+        if let span = stampSpan(y) {
+            for x in span.columns { scratch[x] &+= span.light[x] }
         }
+    }
+
+    /// Where row `y` crosses the stamp: the buffer's columns it covers (never empty) and its
+    /// light, indexed by buffer column; nil for rows it misses.
+    func stampSpan(_ y: Int) -> (columns: Range<Int>, light: UnsafePointer<SIMD4<Int32>>)? {
+        guard let stamp, y >= stamp.y, y < stamp.y + stamp.height else { return nil }
+        let lo = max(0, stamp.x), hi = min(width, stamp.x + stamp.width)
+        guard lo < hi else { return nil }
+        // Offset so that the buffer's column indexes it; only lo..<hi are ever read.
+        return (lo..<hi, UnsafePointer(stampFixed + (y - stamp.y) * stamp.width) - stamp.x)
     }
 
     /// The added light at buffer pixel (x, y), as `fillRow` interpolates it (tests).

@@ -176,7 +176,9 @@ public struct ReferencePipeline: Sendable {
                 if useGrain, let grain {
                     c = Self.grain(c, noise: grain.noise(x: x, y: y, frame: grainFrame), variance: grain.apertureVariance)
                 }
-                c = Self.blend(original: original, graded: c, intensity: settings.intensity)
+                // The stamp is the camera's, not the look's: the original carries it too.
+                let shown = stamp.map { ColorMath.linearToSRGB(ColorMath.clamp01(ColorMath.srgbToLinear(original) + $0.at(x, y))) } ?? original
+                c = Self.blend(original: shown, graded: c, intensity: settings.intensity)
                 let q = (ColorMath.clamp01(c) * 255).rounded(.toNearestOrEven)
                 out[x, y] = SIMD3(UInt8(q.x), UInt8(q.y), UInt8(q.z))
             }

@@ -78,6 +78,34 @@ final class DateStampTests: XCTestCase {
         }
     }
 
+    /// The stamp is the camera's, not the look's: it is there whatever the intensity dial says.
+    func testTheIntensityDialDoesNotFadeTheStamp() {
+        let image = TestImages.flat(480, 320, 40)
+        for intensity in [0.0, 0.5] {
+            let plain = TestImages.render(image, BuiltinPresets.portra, RenderSettings(intensity: intensity, grainEnabled: false))
+            let stamped = TestImages.render(image, BuiltinPresets.portra, RenderSettings(intensity: intensity, grainEnabled: false, dateStamp: text))
+            XCTAssertEqual(readDateStamp(stamped, over: plain, text: text), "981130", "at intensity \(intensity)")
+            let reference = ReferencePipeline(preset: BuiltinPresets.portra, settings: RenderSettings(intensity: intensity, grainEnabled: false, dateStamp: text))
+                .render(image, grain: nil)
+            var worst = 0
+            for i in stamped.pixels.indices { worst = max(worst, abs(Int(stamped.pixels[i]) - Int(reference.pixels[i]))) }
+            XCTAssertLessThanOrEqual(worst, 6, "fast against reference at intensity \(intensity)")
+        }
+    }
+
+    /// A stamp beside the buffer (a tile of a wider frame, or a frame too narrow for it)
+    /// changes nothing there and breaks nothing.
+    func testAStampOutsideTheBufferIsLeftOut() {
+        let tile = TestImages.flat(100, 40, 40)
+        let window = FrameWindow(frameWidth: 480, frameHeight: 320, x: 0, y: 280)
+        let settings = RenderSettings(grainEnabled: false, dateStamp: text)
+        XCTAssertEqual(TestImages.render(tile, BuiltinPresets.portra, settings, window: window),
+                       TestImages.render(tile, BuiltinPresets.portra, RenderSettings(grainEnabled: false), window: window))
+        let narrow = TestImages.flat(12, 400, 40)
+        _ = TestImages.render(narrow, BuiltinPresets.portra, settings)
+        _ = TestImages.render(narrow, BuiltinPresets.portra, RenderSettings(intensity: 0, dateStamp: text))
+    }
+
     func testOnlyWhatSevenSegmentsCanShowIsAccepted() {
         XCTAssertNotNil(DateStamp("'98 11 30"))
         XCTAssertNotNil(DateStamp("30-11-1998 23:59"))
