@@ -32,6 +32,11 @@ public final class ClipWriter {
     private var packet: UnsafeMutablePointer<AVPacket>?
     /// The frame-grid slot (time × fps) of the last frame encoded.
     private var lastSlot: Int64 = -1
+    /// Keyframes come by time, not by frame count: the first frame at or past this slot is one,
+    /// so a fragment covers `keyframeInterval` seconds even when frames were dropped (what a
+    /// power cut can cost stays bounded in time).
+    private var nextKeySlot: Int64 = 0
+    private let keySlots: Int64
     private let framesPerSecond: Int
     private let conversion: VideoSettings.Conversion
     private var headerWritten = false
@@ -60,6 +65,7 @@ public final class ClipWriter {
         width = settings.width
         height = settings.height
         framesPerSecond = max(1, settings.framesPerSecond)
+        keySlots = Int64(max(1, (Double(max(1, settings.framesPerSecond)) * settings.keyframeInterval).rounded()))
         self.encoderName = encoderName
         conversion = settings.conversion
         CLoopixAV_quietLogs()
@@ -116,6 +122,9 @@ public final class ClipWriter {
             // The fast presets turn CABAC and the 8×8 transform off, which would make the
             // stream Baseline; both back on keeps it High at little cost.
             av_dict_set(&options, "x264-params", "cabac=1:8x8dct=1", 0)
+            // A keyframe asked for by time (see `nextKeySlot`) is an IDR frame, where a fragment
+            // can begin.
+            av_dict_set(&options, "forced-idr", "1", 0)
         }
         try Self.check(avcodec_open2(v, codec, &options), "opening the \(encoderName) encoder at \(settings.width)×\(settings.height)")
         guard let stream = avformat_new_stream(fmt, nil) else {
@@ -247,6 +256,12 @@ public final class ClipWriter {
             }
         }
         lastSlot = slot
+        if slot >= nextKeySlot {
+            frame.pointee.pict_type = AV_PICTURE_TYPE_I
+            nextKeySlot = slot + keySlots
+        } else {
+            frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        }
         frame.pointee.pts = slot * Int64(Self.timeBase.den) / Int64(framesPerSecond)
         try Self.check(avcodec_send_frame(video, frame), "encoding a frame")
         try drain(video, videoStream)

@@ -170,6 +170,30 @@ final class ClipWriterTests: XCTestCase {
         XCTAssertEqual(pts.last ?? 0, 89.0 / 30, accuracy: 1e-3, "real time kept")
     }
 
+    /// Keyframes — and so fragments, what a power cut can cost — come every second of the
+    /// clip's time, not every 30 frames: at 15 frames a second (every other slot dropped, as on
+    /// a machine that cannot keep up) they still fall at 0, 1, 2 and 3 s.
+    func testKeyframesComeByTimeWhenFramesAreDropped() throws {
+        let path = try directory() + "/LPX_0001.MP4"
+        let writer = try ClipWriter(path: path, settings: settings(), metadata: metadata, encoderName: "libx264")
+        for n in 0..<60 {
+            let image = picture(n, width: writer.width, height: writer.height)
+            try image.pixels.withUnsafeBufferPointer { _ = try writer.encode(rgb: $0.baseAddress!, stride: writer.width * 3, time: Double(n) / 15) }
+        }
+        try writer.finish()
+        let (status, out, err) = try runProgram("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                                    "packet=pts_time,flags", "-of", "csv=p=0", path])
+        XCTAssertEqual(status, 0, err)
+        let keys = out.split(separator: "\n").compactMap { line -> Double? in
+            let fields = line.split(separator: ",")
+            guard fields.count >= 2, fields[1].hasPrefix("K") else { return nil }
+            return Double(fields[0])
+        }.sorted()
+        XCTAssertEqual(keys.count, 4, "\(keys)")
+        for (k, t) in keys.enumerated() { XCTAssertEqual(t, Double(k), accuracy: 0.07, "keyframe \(k) at \(t) s") }
+        XCTAssertEqual(try decodesCleanly(path), "")
+    }
+
     /// Flat colours come back as they went in (BT.709 limited range both ways, as a player
     /// decodes them), within the YUV round trip's rounding.
     func testColoursSurviveTheRoundTrip() throws {
