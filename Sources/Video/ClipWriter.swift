@@ -65,7 +65,7 @@ public final class ClipWriter {
         width = settings.width
         height = settings.height
         framesPerSecond = max(1, settings.framesPerSecond)
-        keySlots = Int64(max(1, (Double(max(1, settings.framesPerSecond)) * settings.keyframeInterval).rounded()))
+        keySlots = Int64(max(1, (Double(framesPerSecond) * settings.keyframeInterval).rounded()))
         self.encoderName = encoderName
         conversion = settings.conversion
         CLoopixAV_quietLogs()
@@ -102,7 +102,8 @@ public final class ClipWriter {
         v.pointee.pix_fmt = AV_PIX_FMT_YUV420P
         v.pointee.time_base = Self.timeBase
         v.pointee.framerate = AVRational(num: Int32(settings.framesPerSecond), den: 1)
-        v.pointee.gop_size = Int32(max(1, (Double(settings.framesPerSecond) * settings.keyframeInterval).rounded()))
+        // x264's own keyframes by count are the backstop; `encode` asks for them by time.
+        v.pointee.gop_size = Int32(clamping: keySlots)
         v.pointee.max_b_frames = 0
         v.pointee.bit_rate = Int64(settings.bitrate)
         v.pointee.rc_max_rate = Int64(settings.bitrate) * 3 / 2
