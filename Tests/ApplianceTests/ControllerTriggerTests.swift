@@ -14,10 +14,7 @@ final class ControllerTriggerTests: XCTestCase {
             throw XCTSkip("exiftool is not installed (scripts/setup installs libimage-exiftool-perl)")
         }
         let dir = try makeTempDirectory(self)
-        var config = Config.defaults
-        config.storage.directory = dir + "/photos"
-        config.storage.reserveMB = 0
-        config.state.directory = dir + "/state"
+        var config = testConfig(in: dir)
         config.capture.format = .jpeg
         let camera = SimulatedCamera(stillWidth: 160, stillHeight: 120, framesPerSecond: 30)
         let display = ScriptedDisplay()

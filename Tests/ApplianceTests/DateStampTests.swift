@@ -44,10 +44,7 @@ final class DateStampConfigTests: XCTestCase {
     /// A flat dark scene, photographed and shown by a controller with or without the imprint.
     func run(dateStamp: DateStampFormat?) throws -> (photo: RGBImage, preview: RGBImage) {
         let dir = try makeTempDirectory(self)
-        var config = Config.defaults
-        config.storage.directory = dir + "/photos"
-        config.storage.reserveMB = 0
-        config.state.directory = dir + "/state"
+        var config = testConfig(in: dir)
         config.capture.format = .jpeg
         config.capture.jpegQuality = 95
         config.capture.dateStamp = dateStamp

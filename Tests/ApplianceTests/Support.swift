@@ -1,4 +1,5 @@
 import ControlProtocol
+@testable import Appliance
 import Foundation
 import XCTest
 
@@ -8,4 +9,14 @@ func makeTempDirectory(_ test: XCTestCase) throws -> String {
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     test.addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
     return path
+}
+
+/// The default configuration with its photos and state under `dir` and no storage reserve:
+/// what a controller test starts from.
+func testConfig(in dir: String) -> Config {
+    var config = Config.defaults
+    config.storage.directory = dir + "/photos"
+    config.storage.reserveMB = 0
+    config.state.directory = dir + "/state"
+    return config
 }
