@@ -311,8 +311,15 @@ public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
     /// The simulated sensor renders stills beside its preview.
     public var stillsWhileStreaming: Bool { true }
 
+    /// How many of its latest frames the simulated still stream keeps, as a sensor's buffers do:
+    /// a still asked for a moment already past is taken from them.
+    public static let bufferedStills: UInt64 = 4
+
     public func captureStill(notBefore: UInt64) throws -> CapturedStill {
-        // The simulated sensor streams stills beside its preview: the frame of the moment asked for.
+        // The simulated sensor streams stills beside its preview. Without a moment: the frame of
+        // now (the preview's last). With one: the first frame exposed then or later, whatever the
+        // caller's own delay, as long as it is among the last `bufferedStills` (else the oldest
+        // kept), once the sensor has made it.
         let start = clock.now()
         if notBefore > start { clock.sleep(notBefore - start) }
         let deadline = clock.now() + Self.nanoseconds(stillTimeout)
@@ -328,12 +335,21 @@ public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
                 if s.stalledUntil > now {
                     return s.stalledUntil > deadline ? .timeOut(after: deadline > now ? deadline - now : 0) : .wait(s.stalledUntil - now)
                 }
-                // The moment of the last preview frame (or the first one, before any).
-                var metadata = s.metadata
-                if s.lastSequence == nil { metadata = advance(&s, to: 0) }
+                if s.lastSequence == nil { _ = advance(&s, to: 0) }
+                var sequence = s.metadata.sequence
+                if notBefore != 0 {
+                    let wanted = notBefore > s.startTime ? (notBefore - s.startTime + framePeriod - 1) / framePeriod : 0
+                    let made = sensorSequence(s, now: now)
+                    if wanted > made { return .wait(s.startTime + wanted * framePeriod - now) }
+                    sequence = max(wanted, made >= Self.bufferedStills ? made - (Self.bufferedStills - 1) : 0)
+                }
+                // The frame's moment on a copy of the state (the scene is a function of time):
+                // the preview's own frames, auto-exposure and autofocus go on undisturbed.
+                var frame = s
+                let metadata = sequence == s.metadata.sequence ? s.metadata : advance(&frame, to: sequence)
                 var photo: RGBImage? = nil
-                if let photos = s.photos, !photos.isEmpty { photo = photos[photoIndex(s, metadata.sequence)] }
-                return .capture(scene: s.scene, photo: photo, gain: pixelGain(s), lens: s.lens, metadata: metadata)
+                if let photos = frame.photos, !photos.isEmpty { photo = photos[photoIndex(frame, sequence)] }
+                return .capture(scene: frame.scene, photo: photo, gain: pixelGain(frame), lens: frame.lens, metadata: metadata)
             }
             switch plan {
             case .capture(let scene, let photo, let gain, let lens, let metadata):

@@ -323,6 +323,37 @@ final class SimulatedCameraTests: XCTestCase {
         XCTAssertGreaterThan(small.meanAbsoluteDifference(tele), sameScene * 2)
     }
 
+    /// A still asked for a moment is the first frame exposed then or later: ahead of time it
+    /// waits for that frame; late (the caller busy for three frames) it still gets that frame from
+    /// the stream's buffers; later than the buffers reach, the oldest frame they hold.
+    func testAStillForAMomentIsTheFirstFrameExposedFromThen() throws {
+        let camera = makeCamera()
+        try camera.start(lens: 1, previewWidth: 16, previewHeight: 12)
+        var frame = RGBImage(width: 16, height: 12)
+        let first = try camera.nextPreviewFrame(into: &frame, timeout: 1)
+        let period: UInt64 = 1_000_000_000 / 30
+
+        let ahead = first.timestampNs + 5 * period + period / 2
+        let early = try camera.captureStill(notBefore: ahead).metadata
+        XCTAssertGreaterThanOrEqual(early.timestampNs, ahead)
+        XCTAssertLessThan(early.timestampNs - ahead, period, "the first frame from then on")
+        XCTAssertGreaterThanOrEqual(clock.now, early.timestampNs, "not before the sensor made it")
+
+        let moment = clock.now + period / 3
+        clock.advance(4 * period)
+        _ = try camera.nextPreviewFrame(into: &frame, timeout: 1)  // the preview has moved on
+        let late = try camera.captureStill(notBefore: moment).metadata
+        XCTAssertGreaterThanOrEqual(late.timestampNs, moment)
+        XCTAssertLessThan(late.timestampNs - moment, period, "a late caller still gets the frame of its moment")
+        XCTAssertLessThan(late.sequence, try camera.nextPreviewFrame(into: &frame, timeout: 1).sequence, "a frame from before the preview's")
+
+        let gone = clock.now
+        clock.advance(20 * period)
+        let oldest = try camera.captureStill(notBefore: gone).metadata
+        let newest = (clock.now - first.timestampNs) / period + first.sequence
+        XCTAssertEqual(oldest.sequence, newest - (SimulatedCamera.bufferedStills - 1), "the oldest frame the buffers hold")
+    }
+
     // MARK: Photos
 
     /// Left half red, right half blue, with a white band across the middle third.

@@ -50,7 +50,8 @@ final class TriggerHILTests: XCTestCase {
         let simReady = try simulated.waitForStatus(seconds: 60) { $0.contains("\"camera\": \"ok\"") }
         XCTAssertTrue(simReady.contains("\"camera\": \"ok\""), simReady)
         let simOffset = try XCTUnwrap(try trigger(simulated, pull: pull, seconds: 30), "the edge took a photo")
-        XCTAssertGreaterThanOrEqual(simOffset, -(1000.0 / 30 + 1), "not a frame from before the edge")
+        XCTAssertGreaterThanOrEqual(simOffset, 0, "not a frame from before the edge")
+        XCTAssertLessThan(simOffset, 1000.0 / 30 + 1, "the first frame exposed from the edge on: within a frame period")
         kill(simulated.process.processIdentifier, SIGKILL)
         simulated.process.waitUntilExit()
 
