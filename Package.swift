@@ -107,7 +107,7 @@ let package = Package(
         // The `loopix` command's logic (develop, presets, contact sheet, bench, ctl, license), testable as a library.
         // It talks to the daemon through ControlProtocol and links none of the device modules
         // (Video for the video benchmark).
-        .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol", "Video"]),
+        .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol", "Video", "Camera", "Viewfinder", "Display", "Controls"]),
         .executableTarget(name: "loopix", dependencies: ["LoopixTool"]),
 
         // Test images and temporary directories shared by the display and viewfinder tests.

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import System
 
 /// The most pixels a reader decodes. Every reader compares the size its file declares (PNG
 /// IHDR, JPEG SOF, HEIC ispe and grid/overlay canvas) with it before allocating anything of
@@ -33,7 +34,7 @@ public struct PixelLimit: Sendable, Equatable, CustomStringConvertible {
     /// and may take half the memory: the other half is the system's and the daemon's.
     static let bytesPerPixel = 10
 
-    /// Half of this machine's memory (physical RAM, or the cgroup's `memory.max` if lower, as
+    /// Half of this machine's memory (physical RAM, or the cgroup's limit if lower, as
     /// under a systemd `MemoryMax=`) at 10 bytes per pixel, at most 200 MP: about 21 MP on a
     /// 512 MB Pi Zero 2 W, about 100 MP on a 2 GB Pi, the cap from about 4 GB on.
     public static let forThisMachine = PixelLimit(maxPixels: pixels(forMemory: machineMemory()),
@@ -43,19 +44,8 @@ public struct PixelLimit: Sendable, Equatable, CustomStringConvertible {
         min(cap, bytes / 2 / bytesPerPixel)
     }
 
-    /// Physical memory in bytes, lowered to the cgroup v2 limit when one is set.
-    static func machineMemory() -> Int {
-        let pages = sysconf(Int32(_SC_PHYS_PAGES)), pageSize = sysconf(Int32(_SC_PAGESIZE))
-        var memory = pages > 0 && pageSize > 0 ? pages * pageSize : 512 << 20
-        // "0::/system.slice/loopixd.service" → /sys/fs/cgroup/system.slice/loopixd.service/memory.max
-        if let cgroup = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
-           let line = cgroup.split(separator: "\n").first(where: { $0.hasPrefix("0::") }),
-           let text = try? String(contentsOfFile: "/sys/fs/cgroup" + line.dropFirst(3) + "/memory.max", encoding: .utf8),
-           let limit = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) { // "max" when unlimited
-            memory = min(memory, limit)
-        }
-        return memory
-    }
+    /// Physical memory in bytes, lowered to the cgroup's limit when one is set.
+    static func machineMemory() -> Int { Int(SystemMemory.limitBytes()) }
 
     /// Throws `.tooLarge` when a `width`×`height` image would exceed the limit.
     func check(width: Int, height: Int, format: ImageFormat, path: String) throws {

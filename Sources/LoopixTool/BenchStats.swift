@@ -1,16 +1,25 @@
 /// Median, minimum and maximum of a few measurements (the benchmark's figures, all of them).
 struct Stats {
     let median: Double, min: Double, max: Double
+    /// The measurements, in the order they were made.
+    let values: [Double]
     init(_ values: [Double]) {
+        self.values = values
         let sorted = values.sorted()
         median = sorted.isEmpty ? 0 : sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
         min = sorted.first ?? 0
         max = sorted.last ?? 0
     }
     /// Spread beyond 15 % of the median is marked: such a figure should not decide anything.
-    var noisy: Bool { median > 0 && (max - min) / median > 0.15 }
+    /// (A difference whose median is near zero is noisy as soon as its rounds disagree.)
+    var noisy: Bool { median != 0 ? (max - min) / abs(median) > 0.15 : max != min }
     /// "1.2 (1.1–1.4)", " noisy" appended when the spread is too wide.
     var text: String { String(format: "%.1f (%.1f–%.1f)%@", median, min, max, noisy ? " noisy" : "") }
     /// The same with two decimals.
     var text2: String { String(format: "%.2f (%.2f–%.2f)%@", median, min, max, noisy ? " noisy" : "") }
+    /// "12.47 ns/pixel (10.78–12.95)", " noisy" appended when the spread is too wide.
+    func text(_ unit: String, decimals: Int = 2) -> String {
+        let f = "%.\(decimals)f"
+        return String(format: "\(f)%@ (\(f)–\(f))%@", median, unit, min, max, noisy ? " noisy" : "")
+    }
 }

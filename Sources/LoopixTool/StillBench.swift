@@ -79,9 +79,12 @@ enum StillBench {
             }
             if name == "12 MP" { f.targets.append(("12 MP still to saved ≤ 1.5 s (\(cores) cores)", toSavedAll <= 1.5)) }
         }
-        if let ready = try shutterToReady(work: work, presses: quick ? 3 : 6) {
-            f.rows.append(("shutter to ready, loopixd on the simulated camera, 12 MP stills", "\(ready.text2.replacingOccurrences(of: " (", with: " ms ("))"))
-            f.targets.append(("shutter to ready ≤ 100 ms", ready.max <= 100))
+        if let daemon = try shutterToReady(work: work, presses: quick ? 3 : 6) {
+            f.rows.append(("shutter to ready, loopixd on the simulated camera, 12 MP stills", "\(daemon.ready.text2.replacingOccurrences(of: " (", with: " ms ("))"))
+            f.targets.append(("shutter to ready ≤ 100 ms", daemon.ready.max <= 100))
+            f.rows.append(("loopixd resident memory, 800×480 preview: steady / peak saving 12 MP photos",
+                           String(format: "%.0f / %.0f MB", BenchCommand.mb(daemon.steadyRSS), BenchCommand.mb(daemon.peakRSS))))
+            f.targets.append(("loopixd steady-state RSS ≤ 80 MB at 800×480", BenchCommand.mb(daemon.steadyRSS) <= 80))
         }
         f.rows += try sizeTable(photos: photos, work: work, quick: quick)
         return f
@@ -107,10 +110,18 @@ enum StillBench {
 
     // MARK: Shutter to ready
 
+    struct DaemonFigures {
+        /// ms from a press to its reply.
+        let ready: Stats
+        /// Resident memory after 3 s of preview, before any photo, and the peak (VmHWM) after
+        /// the photos were saved; bytes.
+        let steadyRSS: Int, peakRSS: Int
+    }
+
     /// ms from a `capture` request to its reply on a loopixd (beside this program) running the
-    /// simulated camera at 12 MP, each press after the previous photo is saved; nil when there
-    /// is no loopixd.
-    static func shutterToReady(work: String, presses: Int) throws(ToolError) -> Stats? {
+    /// simulated camera at 12 MP, each press after the previous photo is saved, and the
+    /// daemon's memory; nil when there is no loopixd.
+    static func shutterToReady(work: String, presses: Int) throws(ToolError) -> DaemonFigures? {
         guard let daemon = DoctorCommand.daemonPath() else {
             BenchCommand.say("loopixd not found beside loopix: shutter to ready skipped")
             return nil
@@ -145,6 +156,8 @@ enum StillBench {
             guard !up.hasPassed, p.isRunning else { throw ToolError("bench: loopixd did not come up on the simulated camera") }
             usleep(100_000)
         }
+        usleep(3_000_000)
+        let steady = residentBytes(p.processIdentifier, "VmRSS")
         var times: [Double] = []
         for n in 1...presses {
             let t0 = MonotonicClock.now()
@@ -157,7 +170,17 @@ enum StillBench {
             let saved = Deadline.after(seconds: 60)
             while status()?["saved"]?.integer != n { guard !saved.hasPassed else { break }; usleep(50_000) }
         }
-        return Stats(times)
+        return DaemonFigures(ready: Stats(times), steadyRSS: steady, peakRSS: residentBytes(p.processIdentifier, "VmHWM"))
+    }
+
+    /// A field of /proc/PID/status in bytes (VmRSS: resident now; VmHWM: the peak), 0 if unreadable.
+    static func residentBytes(_ pid: Int32, _ field: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            let kb = line.dropFirst(field.count + 1).split(separator: " ").first.flatMap { Int($0) } ?? 0
+            return kb * 1024
+        }
+        return 0
     }
 
     // MARK: Size against quality

@@ -4,14 +4,16 @@ import System
 import Glibc
 #endif
 
-/// Runs another program (for the benchmark's comparisons) and measures it: wall time and the
-/// child's own peak resident memory from wait4(2), which counts that child alone.
+/// Runs another program (for the benchmark's comparisons) and measures it: wall time, and the
+/// child's own CPU time and peak resident memory from wait4(2), which count that child alone.
 enum Subprocess {
     struct Result {
         let status: Int32
         let seconds: Double
         /// Peak resident set size in bytes.
         let peakRSS: Int
+        /// The child's own CPU time (user + system, all its threads), seconds.
+        let cpuSeconds: Double
     }
 
     /// Finds `name` on $PATH.
@@ -54,7 +56,8 @@ enum Subprocess {
         let seconds = Double(MonotonicClock.now() - start) / 1e9
         // WIFEXITED / WEXITSTATUS, which Swift does not import as macros.
         let exited = (status & 0x7f) == 0
+        func time(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
         return Result(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), seconds: seconds,
-                      peakRSS: Int(usage.ru_maxrss) * 1024)
+                      peakRSS: Int(usage.ru_maxrss) * 1024, cpuSeconds: time(usage.ru_utime) + time(usage.ru_stime))
     }
 }

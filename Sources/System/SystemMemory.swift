@@ -12,17 +12,32 @@ public enum SystemMemory {
         return min(physical, cgroup)
     }
 
-    /// The lowest `memory.max` on the way from this process's cgroup (v2) up to the root; nil
-    /// when there is none or it is "max".
+    /// The lowest memory limit on the way from this process's cgroup up to the root: cgroup v2's
+    /// `memory.max` (a line "0::/system.slice/loopixd.service"), else cgroup v1's
+    /// `memory.limit_in_bytes` in the memory hierarchy (a line "4:memory:/docker/abc"); nil when
+    /// there is none ("max", or v1's near-2⁶³ "unlimited").
     public static func cgroupLimit(selfCgroup: String = "/proc/self/cgroup", root: String = "/sys/fs/cgroup") -> Int64? {
         guard let text = readSmallFile(selfCgroup) else { return nil }
-        // cgroup v2: one line "0::/system.slice/loopixd.service".
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) else { return nil }
-        var path = String(line.dropFirst(3))
+        let lines = text.split(separator: "\n")
+        if let line = lines.first(where: { $0.hasPrefix("0::") }),
+           let limit = lowest(from: String(line.dropFirst(3)), under: root, file: "memory.max") {
+            return limit
+        }
+        for line in lines {
+            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3, fields[1].split(separator: ",").contains("memory") else { continue }
+            return lowest(from: String(fields[2]), under: root + "/memory", file: "memory.limit_in_bytes")
+        }
+        return nil
+    }
+
+    /// The lowest number in `file` of the cgroup at `path` and its ancestors below `root`.
+    private static func lowest(from path: String, under root: String, file: String) -> Int64? {
+        var path = path
         var lowest: Int64?
         while true {
-            if let value = readSmallFile(root + (path == "/" ? "" : path) + "/memory.max")?.split(separator: "\n").first,
-               let bytes = Int64(value) {
+            if let value = readSmallFile(root + (path == "/" ? "" : path) + "/" + file)?.split(separator: "\n").first,
+               let bytes = Int64(value), bytes < Int64.max / 2 {
                 lowest = min(lowest ?? bytes, bytes)
             }
             if path == "/" || path.isEmpty { break }

@@ -93,7 +93,8 @@ final class DaemonCaptureTests: XCTestCase {
         XCTAssertEqual(CaptureQueue.automaticCapacity(stillPixels: 4056 * 3040, memoryBytes: 100 * mb), 1, "never zero")
     }
 
-    /// A service's MemoryMax (cgroup v2 memory.max) bounds what the queue counts on.
+    /// A service's MemoryMax (cgroup v2 memory.max), or a cgroup v1 memory limit, bounds what the
+    /// queue counts on.
     func testTheCgroupLimitIsFound() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cg-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -104,6 +105,16 @@ final class DaemonCaptureTests: XCTestCase {
         try "314572800\n".write(toFile: dir + "/root/system.slice/memory.max", atomically: true, encoding: .utf8)
         XCTAssertEqual(SystemMemory.cgroupLimit(selfCgroup: dir + "/cgroup", root: dir + "/root"), 300 << 20)
         XCTAssertGreaterThan(SystemMemory.limitBytes(), 64 << 20)
+
+        // cgroup v1 (a container host): the memory hierarchy's memory.limit_in_bytes; its
+        // "unlimited" is a number near 2⁶³.
+        let v1 = dir + "/root/memory/docker/abc"
+        try FileManager.default.createDirectory(atPath: v1, withIntermediateDirectories: true)
+        try "12:pids:/docker/abc\n4:memory:/docker/abc\n0::/\n".write(toFile: dir + "/cgroup1", atomically: true, encoding: .utf8)
+        try "9223372036854771712\n".write(toFile: v1 + "/memory.limit_in_bytes", atomically: true, encoding: .utf8)
+        XCTAssertNil(SystemMemory.cgroupLimit(selfCgroup: dir + "/cgroup1", root: dir + "/root"))
+        try "536870912\n".write(toFile: dir + "/root/memory/docker/memory.limit_in_bytes", atomically: true, encoding: .utf8)
+        XCTAssertEqual(SystemMemory.cgroupLimit(selfCgroup: dir + "/cgroup1", root: dir + "/root"), 512 << 20)
     }
 
     private func meanAbsoluteDifference(_ a: RGBImage, _ b: RGBImage) -> Double {
