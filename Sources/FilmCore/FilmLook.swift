@@ -135,7 +135,10 @@ public final class FilmRenderer: @unchecked Sendable {
     let light: LightStage?
     /// One row of added light per worker (r, g, b, 0 as Int32 per pixel).
     private let lightRows: UnsafeMutablePointer<SIMD4<Int32>>
-    private static let radiusShift: Int32 = 9
+    /// Two rows of 8-bit levels per worker: the levels the film sees with the light added, and
+    /// the blend's original with the date stamp.
+    private let levelRows: UnsafeMutablePointer<UInt8>
+    static let radiusShift: Int32 = 9
     private static let vignetteEntries = 4097
 
     /// A renderer for `width` × `height` buffers that are `window` of a frame (the whole
@@ -171,6 +174,7 @@ public final class FilmRenderer: @unchecked Sendable {
         grainTexture = texture
         light = LightStage(look: look, width: width, height: height, window: window, workers: maximumThreads)
         lightRows = .allocate(capacity: light == nil ? 1 : maximumThreads * width)
+        levelRows = .allocate(capacity: light == nil ? 1 : maximumThreads * width * 6)
     }
 
     deinit {
@@ -179,6 +183,7 @@ public final class FilmRenderer: @unchecked Sendable {
         vignetteTable.deallocate()
         grainRows.deallocate()
         lightRows.deallocate()
+        levelRows.deallocate()
     }
 
     /// Renders `source` into `destination` (each width × height × 3 bytes; they may be the
@@ -292,64 +297,118 @@ public final class FilmRenderer: @unchecked Sendable {
                     GrainTexture.fillRow(scratch, width: width, windowX: window.x, frameY: y + window.y, seed: seed,
                                          frame: grainFrame, tile: tile.baseAddress!, weights: blend.baseAddress!)
                 }
-                // The row's added light (halation, the date stamp), when it has any; the blend's
-                // original carries the stamp too (it is the camera's, not the look's).
-                let rowLight = light?.rowHasLight(y) == true
-                if rowLight { light!.fillRow(y, into: lightScratch, worker: worker) }
-                let stampSpan = useBlend ? light?.stampSpan(y) : nil
-                let lin = linear.baseAddress!, enc = encode.baseAddress!, sc = scattered.baseAddress!
-                let shift = LightTables.encodeShift
-                for px in 0..<width {
-                        let i = px &* 3
-                        let r = Int32(src[i]), g = Int32(src[i &+ 1]), b = Int32(src[i &+ 2])
-                        // The film sees the scene's light less what halation spreads from the
-                        // pixel, plus what reaches it; back to an 8-bit level for the LUT.
-                        var ir = r, ig = g, ib = b
-                        if rowLight {
-                            let l = lightScratch[px]
-                            let lr = min(max(lin[Int(r)] &- sc[Int(r) &* 4] &+ l.x, 0), 65535)
-                            let lg = min(max(lin[Int(g)] &- sc[Int(g) &* 4 &+ 1] &+ l.y, 0), 65535)
-                            let lb = min(max(lin[Int(b)] &- sc[Int(b) &* 4 &+ 2] &+ l.z, 0), 65535)
-                            ir = Int32(enc[Int(lr &>> shift)])
-                            ig = Int32(enc[Int(lg &>> shift)])
-                            ib = Int32(enc[Int(lb &>> shift)])
-                        }
-                        // 8.8 fixed point from here on, one channel per scalar (cheaper than
-                        // moving lanes in and out of a vector for table lookups).
-                        var vr = ir &<< 8, vg = ig &<< 8, vb = ib &<< 8
-                        if useColor {
-                            (vr, vg, vb) = lut.lookup(Int(ir), Int(ig), Int(ib))
-                        }
-                        if useVignette {
-                            let m = vignetteTable[Int((columnTerms[px] &+ rowTerm) &>> Self.radiusShift)]
-                            vr = min((vr &* m &+ 2048) &>> 12, 65280)
-                            vg = min((vg &* m &+ 2048) &>> 12, 65280)
-                            vb = min((vb &* m &+ 2048) &>> 12, 65280)
-                        }
-                        var or = (vr &+ 128) &>> 8, og = (vg &+ 128) &>> 8, ob = (vb &+ 128) &>> 8
-                        if texture != nil {
-                            let t = scratch + px &* 4
-                            or = Int32(grainTable[Int(or) &<< 8 | Int(t[0] ^ 0x80)])
-                            og = Int32(grainTable[Int(og) &<< 8 | Int(t[1] ^ 0x80)])
-                            ob = Int32(grainTable[Int(ob) &<< 8 | Int(t[2] ^ 0x80)])
-                        }
-                        if useBlend {
-                            var br = r, bg = g, bb = b
-                            if let stampSpan, stampSpan.columns.contains(px) {
-                                let l = stampSpan.light[px]
-                                br = Int32(Self.stamped(UInt8(truncatingIfNeeded: r), l.x))
-                                bg = Int32(Self.stamped(UInt8(truncatingIfNeeded: g), l.y))
-                                bb = Int32(Self.stamped(UInt8(truncatingIfNeeded: b), l.z))
-                            }
-                            or = (br &* keep &+ or &* w &+ 128) &>> 8
-                            og = (bg &* keep &+ og &* w &+ 128) &>> 8
-                            ob = (bb &* keep &+ ob &* w &+ 128) &>> 8
-                        }
-                        dst[i] = UInt8(truncatingIfNeeded: or)
-                        dst[i &+ 1] = UInt8(truncatingIfNeeded: og)
-                        dst[i &+ 2] = UInt8(truncatingIfNeeded: ob)
+                // The row's added light (halation, the date stamp), when it has any, in a pass of
+                // its own: the film sees the scene's light less what halation spreads from the
+                // pixel, plus what reaches it, back to 8-bit levels for the LUT. The blend's
+                // original carries the stamp too (it is the camera's, not the look's). The main
+                // loop below then reads two rows and keeps few values live.
+                var filmIn = UnsafePointer(src), blendIn = UnsafePointer(src)
+                if let light, light.rowHasLight(y) {
+                    light.fillRow(y, into: lightScratch, worker: worker)
+                    let lit = levelRows + worker * width * 6
+                    let lin = linear.baseAddress!, enc = encode.baseAddress!, sc = scattered.baseAddress!
+                    let shift = LightTables.encodeShift
+                    for px in 0..<width {
+                        let i = px &* 3, l = lightScratch[px]
+                        let r = Int(src[i]), g = Int(src[i &+ 1]), b = Int(src[i &+ 2])
+                        let lr = min(max(lin[r] &- sc[r &* 4] &+ l.x, 0), 65535)
+                        let lg = min(max(lin[g] &- sc[g &* 4 &+ 1] &+ l.y, 0), 65535)
+                        let lb = min(max(lin[b] &- sc[b &* 4 &+ 2] &+ l.z, 0), 65535)
+                        lit[i] = enc[Int(lr &>> shift)]
+                        lit[i &+ 1] = enc[Int(lg &>> shift)]
+                        lit[i &+ 2] = enc[Int(lb &>> shift)]
                     }
+                    filmIn = UnsafePointer(lit)
+                }
+                if useBlend, let span = light?.stampSpan(y) {
+                    let stamped = levelRows + worker * width * 6 + rowBytes
+                    stamped.update(from: src, count: rowBytes)
+                    for px in span.columns {
+                        for c in 0..<3 { stamped[px * 3 + c] = Self.stamped(src[px * 3 + c], span.light[px][c]) }
+                    }
+                    blendIn = UnsafePointer(stamped)
+                }
+                let row = PixelRow(width: width, filmIn: filmIn, blendIn: blendIn, destination: dst, lut: lut,
+                                   vignetteTable: UnsafePointer(vignetteTable), columnTerms: UnsafePointer(columnTerms), rowTerm: rowTerm,
+                                   grain: UnsafePointer(scratch), grainTable: grainTable.baseAddress, keep: keep, weight: w)
+                row.render(color: useColor, vignette: useVignette, grain: texture != nil, blend: useBlend)
             }
         }}}}}}}}}}}}
+    }
+}
+
+/// A type-level switch for one stage of the pixel loop, so that each combination of stages
+/// gets a loop of its own with nothing of the others in it (fewer values live, no tests).
+protocol StageSwitch { static var on: Bool { get } }
+enum StageOn: StageSwitch { static var on: Bool { true } }
+enum StageOff: StageSwitch { static var on: Bool { false } }
+
+/// One row's pixels through the colour LUT, vignette, grain and blend, from the film's levels
+/// (`filmIn`: the source, or the source with the row's light) and the blend's original.
+struct PixelRow {
+    let width: Int
+    let filmIn: UnsafePointer<UInt8>
+    let blendIn: UnsafePointer<UInt8>
+    let destination: UnsafeMutablePointer<UInt8>
+    let lut: ColorLUTView
+    let vignetteTable: UnsafePointer<Int32>
+    let columnTerms: UnsafePointer<Int32>
+    let rowTerm: Int32
+    /// The row's grain, 4 bytes a pixel, and the density table it indexes.
+    let grain: UnsafePointer<UInt8>
+    let grainTable: UnsafePointer<UInt8>?
+    /// The blend's weights of the original and the look, in 1/256ths.
+    let keep: Int32
+    let weight: Int32
+
+    func render(color: Bool, vignette: Bool, grain: Bool, blend: Bool) {
+        color ? withVignette(StageOn.self, vignette, grain, blend) : withVignette(StageOff.self, vignette, grain, blend)
+    }
+
+    private func withVignette<C: StageSwitch>(_ c: C.Type, _ vignette: Bool, _ grain: Bool, _ blend: Bool) {
+        vignette ? withGrain(c, StageOn.self, grain, blend) : withGrain(c, StageOff.self, grain, blend)
+    }
+
+    private func withGrain<C: StageSwitch, V: StageSwitch>(_ c: C.Type, _ v: V.Type, _ grain: Bool, _ blend: Bool) {
+        grain ? withBlend(c, v, StageOn.self, blend) : withBlend(c, v, StageOff.self, blend)
+    }
+
+    private func withBlend<C: StageSwitch, V: StageSwitch, G: StageSwitch>(_ c: C.Type, _ v: V.Type, _ g: G.Type, _ blend: Bool) {
+        blend ? pixels(c, v, g, StageOn.self) : pixels(c, v, g, StageOff.self)
+    }
+
+    private func pixels<C: StageSwitch, V: StageSwitch, G: StageSwitch, B: StageSwitch>(_: C.Type, _: V.Type, _: G.Type, _: B.Type) {
+        let src = filmIn, dst = destination
+        for px in 0..<width {
+            let i = px &* 3
+            let ir = Int32(src[i]), ig = Int32(src[i &+ 1]), ib = Int32(src[i &+ 2])
+            // 8.8 fixed point from here on, one channel per scalar (cheaper than moving lanes
+            // in and out of a vector for table lookups).
+            var vr = ir &<< 8, vg = ig &<< 8, vb = ib &<< 8
+            if C.on {
+                (vr, vg, vb) = lut.lookup(Int(ir), Int(ig), Int(ib))
+            }
+            if V.on {
+                let m = vignetteTable[Int((columnTerms[px] &+ rowTerm) &>> FilmRenderer.radiusShift)]
+                vr = min((vr &* m &+ 2048) &>> 12, 65280)
+                vg = min((vg &* m &+ 2048) &>> 12, 65280)
+                vb = min((vb &* m &+ 2048) &>> 12, 65280)
+            }
+            var or = (vr &+ 128) &>> 8, og = (vg &+ 128) &>> 8, ob = (vb &+ 128) &>> 8
+            if G.on, let table = grainTable {
+                let t = grain + px &* 4
+                or = Int32(table[Int(or) &<< 8 | Int(t[0] ^ 0x80)])
+                og = Int32(table[Int(og) &<< 8 | Int(t[1] ^ 0x80)])
+                ob = Int32(table[Int(ob) &<< 8 | Int(t[2] ^ 0x80)])
+            }
+            if B.on {
+                or = (Int32(blendIn[i]) &* keep &+ or &* weight &+ 128) &>> 8
+                og = (Int32(blendIn[i &+ 1]) &* keep &+ og &* weight &+ 128) &>> 8
+                ob = (Int32(blendIn[i &+ 2]) &* keep &+ ob &* weight &+ 128) &>> 8
+            }
+            dst[i] = UInt8(truncatingIfNeeded: or)
+            dst[i &+ 1] = UInt8(truncatingIfNeeded: og)
+            dst[i &+ 2] = UInt8(truncatingIfNeeded: ob)
+        }
     }
 }

@@ -28,6 +28,7 @@ public enum BenchCommand {
     """
 
     public static func run(_ words: [String]) throws(ToolError) {
+        if words.first == "--peak-of" { return try Subprocess.measureForParent(Array(words.dropFirst())) }
         let args = try Arguments(words, valued: ["--preset": "preset", "-p": "preset", "--samples": "samples", "--only": "only",
                                                  "--run-stage": "run-stage", "--raw": "raw", "--size": "size", "--frames": "frames"],
                                  flags: ["--quick": "quick", "--instructions": "instructions"])
@@ -85,17 +86,25 @@ public enum BenchCommand {
         let input = work + "/12mp.jpg", output = work + "/12mp.heic"
         do { try ImageWriter.write(big, to: input, format: .jpeg, jpegQuality: 95, replace: true) } catch { throw ToolError("\(error)") }
         let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let develop = try Subprocess.run(me, ["develop", input, "-o", output, "-p", preset.id, "--force"], keepStderr: true)
-        guard develop.status == 0 else { throw ToolError("bench: 12 MP develop failed (exit \(develop.status))") }
-        rows.append(("12 MP develop + HEIC save (JPEG in)", String(format: "%.2f s, peak RSS %.0f MB", develop.seconds, mb(develop.peakRSS))))
+        var developSeconds: [Double] = [], peakRSS = 0
+        for _ in 0..<(quick ? 3 : 5) {
+            let develop = try Subprocess.runAlone(me: me, me, ["develop", input, "-o", output, "-p", preset.id, "--force"], work: work, keepStderr: true)
+            guard develop.status == 0 else { throw ToolError("bench: 12 MP develop failed (exit \(develop.status))") }
+            developSeconds.append(develop.seconds)
+            peakRSS = max(peakRSS, develop.peakRSS)
+        }
+        rows.append(("12 MP develop + HEIC save (JPEG in), a process each", Stats(developSeconds).text(" s") + String(format: ", peak RSS %.0f MB (the highest)", mb(peakRSS))))
         let width = rows.map(\.0.count).max() ?? 0
         for (label, value) in rows { say(label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
 
         say("")
         say("targets:")
-        for target in engine.targets + [Target(text: "12 MP develop + HEIC save peak RSS ≤ 200 MB", met: mb(develop.peakRSS) <= 200)] {
+        for target in engine.targets + [Target(text: "12 MP develop + HEIC save peak RSS ≤ 200 MB", met: mb(peakRSS) <= 200)] {
             say(target.line)
         }
+        say("")
+        say("on a Pi (one core here scaled by sysbench CPU events a second, spread over its 4 cores; see README):")
+        for line in engine.piRows { say("  " + line) }
         if only == nil {
             say("")
             try runStill(photos: photos, preset: preset, work: work, quick: quick)

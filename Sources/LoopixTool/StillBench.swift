@@ -82,6 +82,7 @@ enum StillBench {
         if let daemon = try shutterToReady(work: work, presses: quick ? 3 : 6) {
             f.rows.append(("shutter to ready, loopixd on the simulated camera, 12 MP stills", "\(daemon.ready.text2.replacingOccurrences(of: " (", with: " ms ("))"))
             f.targets.append(("shutter to ready ≤ 100 ms", daemon.ready.max <= 100))
+            f.rows.append(("shutter to photo saved, the same loopixd", daemon.saved.text(" s")))
             f.rows.append(("loopixd resident memory, 800×480 preview: steady / peak saving 12 MP photos",
                            String(format: "%.0f / %.0f MB", BenchCommand.mb(daemon.steadyRSS), BenchCommand.mb(daemon.peakRSS))))
             f.targets.append(("loopixd steady-state RSS ≤ 80 MB at 800×480", BenchCommand.mb(daemon.steadyRSS) <= 80))
@@ -113,6 +114,8 @@ enum StillBench {
     struct DaemonFigures {
         /// ms from a press to its reply.
         let ready: Stats
+        /// Seconds from a press to the photo saved (polled every 20 ms).
+        let saved: Stats
         /// Resident memory after 3 s of preview, before any photo, and the peak (VmHWM) after
         /// the photos were saved; bytes.
         let steadyRSS: Int, peakRSS: Int
@@ -158,7 +161,7 @@ enum StillBench {
         }
         usleep(3_000_000)
         let steady = residentBytes(p.processIdentifier, "VmRSS")
-        var times: [Double] = []
+        var times: [Double] = [], toSaved: [Double] = []
         for n in 1...presses {
             let t0 = MonotonicClock.now()
             let reply: String
@@ -168,9 +171,13 @@ enum StillBench {
             times.append(Double(MonotonicClock.now() - t0) / 1e6)
             guard reply.contains("\"ok\":true") || reply.contains("\"ok\": true") else { throw ToolError("bench: capture refused: \(reply)") }
             let saved = Deadline.after(seconds: 60)
-            while status()?["saved"]?.integer != n { guard !saved.hasPassed else { break }; usleep(50_000) }
+            while status()?["saved"]?.integer != n {
+                guard !saved.hasPassed else { throw ToolError("bench: loopixd did not save photo \(n) within 60 s") }
+                usleep(20_000)
+            }
+            toSaved.append(Double(MonotonicClock.now() - t0) / 1e9)
         }
-        return DaemonFigures(ready: Stats(times), steadyRSS: steady, peakRSS: residentBytes(p.processIdentifier, "VmHWM"))
+        return DaemonFigures(ready: Stats(times), saved: Stats(toSaved), steadyRSS: steady, peakRSS: residentBytes(p.processIdentifier, "VmHWM"))
     }
 
     /// A field of /proc/PID/status in bytes (VmRSS: resident now; VmHWM: the peak), 0 if unreadable.

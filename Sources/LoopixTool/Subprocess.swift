@@ -5,7 +5,9 @@ import Glibc
 #endif
 
 /// Runs another program (for the benchmark's comparisons) and measures it: wall time, and the
-/// child's own CPU time and peak resident memory from wait4(2), which count that child alone.
+/// child's own CPU time and peak resident memory from wait4(2). The peak is not the child's
+/// alone: Linux starts a new process's high-water mark from its parent's resident memory at
+/// fork or vfork, so `runAlone` starts the program from a small `loopix` in between.
 enum Subprocess {
     struct Result {
         let status: Int32
@@ -14,6 +16,31 @@ enum Subprocess {
         let peakRSS: Int
         /// The child's own CPU time (user + system, all its threads), seconds.
         let cpuSeconds: Double
+    }
+
+    /// Runs the program from `loopix bench --peak-of` (this executable, small when it starts),
+    /// so that its peak resident memory is its own, not this process's (hundreds of MB of
+    /// frames in a benchmark). `me`: the path of this executable.
+    static func runAlone(me: String, _ executable: String, _ arguments: [String], work: String,
+                         keepStderr: Bool = false, stderrPath: String? = nil) throws(ToolError) -> Result {
+        let report = work + "/peak-\(getpid()).txt"
+        defer { unlink(report) }
+        let outer = try run(me, ["bench", "--peak-of", report, executable] + arguments, keepStderr: keepStderr, stderrPath: stderrPath)
+        guard let text = try? String(contentsOfFile: report, encoding: .utf8) else {
+            throw ToolError("bench: \(executable): no measurement (loopix bench --peak-of exited \(outer.status))")
+        }
+        let f = text.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard f.count == 4 else { throw ToolError("bench: \(report): unreadable measurement \"\(text)\"") }
+        return Result(status: Int32(f[0]), seconds: f[1], peakRSS: Int(f[2]), cpuSeconds: f[3])
+    }
+
+    /// `loopix bench --peak-of REPORT PROGRAM ARGS…`: runs the program and writes "status
+    /// seconds peak-bytes cpu-seconds" to REPORT.
+    static func measureForParent(_ words: [String]) throws(ToolError) {
+        guard words.count >= 2 else { throw .usage("bench --peak-of REPORT PROGRAM [ARGS…]") }
+        let r = try run(words[1], Array(words.dropFirst(2)), keepStderr: true)
+        let line = "\(r.status) \(r.seconds) \(r.peakRSS) \(r.cpuSeconds)\n"
+        guard FileManager.default.createFile(atPath: words[0], contents: Data(line.utf8)) else { throw ToolError("\(words[0]): cannot write") }
     }
 
     /// Finds `name` on $PATH.
