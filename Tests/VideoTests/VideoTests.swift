@@ -174,11 +174,21 @@ final class ClipWriterTests: XCTestCase {
     /// clip's time, not every 30 frames: at 15 frames a second (every other slot dropped, as on
     /// a machine that cannot keep up) they still fall at 0, 1, 2 and 3 s.
     func testKeyframesComeByTimeWhenFramesAreDropped() throws {
+        try assertKeyframesAtWholeSeconds(framesPerSecond: 15, frames: 60)
+    }
+
+    /// At the full frame rate too: each second's first frame a keyframe, and no others (x264's
+    /// own keyframes by count come at twice the interval, a backstop only).
+    func testKeyframesComeEverySecondAtTheFullFrameRate() throws {
+        try assertKeyframesAtWholeSeconds(framesPerSecond: 30, frames: 120)
+    }
+
+    private func assertKeyframesAtWholeSeconds(framesPerSecond: Double, frames: Int, file: StaticString = #filePath, line: UInt = #line) throws {
         let path = try directory() + "/LPX_0001.MP4"
         let writer = try ClipWriter(path: path, settings: settings(), metadata: metadata, encoderName: "libx264")
-        for n in 0..<60 {
+        for n in 0..<frames {
             let image = picture(n, width: writer.width, height: writer.height)
-            try image.pixels.withUnsafeBufferPointer { _ = try writer.encode(rgb: $0.baseAddress!, stride: writer.width * 3, time: Double(n) / 15) }
+            try image.pixels.withUnsafeBufferPointer { _ = try writer.encode(rgb: $0.baseAddress!, stride: writer.width * 3, time: Double(n) / framesPerSecond) }
         }
         try writer.finish()
         let (status, out, err) = try runProgram("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
@@ -189,9 +199,10 @@ final class ClipWriterTests: XCTestCase {
             guard fields.count >= 2, fields[1].hasPrefix("K") else { return nil }
             return Double(fields[0])
         }.sorted()
-        XCTAssertEqual(keys.count, 4, "\(keys)")
-        for (k, t) in keys.enumerated() { XCTAssertEqual(t, Double(k), accuracy: 0.07, "keyframe \(k) at \(t) s") }
-        XCTAssertEqual(try decodesCleanly(path), "")
+        let seconds = Int((Double(frames) / framesPerSecond).rounded(.up))
+        XCTAssertEqual(keys.count, seconds, "\(keys)", file: file, line: line)
+        for (k, t) in keys.enumerated() { XCTAssertEqual(t, Double(k), accuracy: 0.07, "keyframe \(k) at \(t) s", file: file, line: line) }
+        XCTAssertEqual(try decodesCleanly(path), "", file: file, line: line)
     }
 
     /// Flat colours come back as they went in (BT.709 limited range both ways, as a player
