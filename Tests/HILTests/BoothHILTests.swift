@@ -68,11 +68,12 @@ final class BoothHILTests: XCTestCase {
         let pull = "\(sysfs)/sim_gpio\(button.offset)/pull", level = "\(sysfs)/sim_gpio\(flash.offset)/value"
         try "pull-up".write(toFile: pull, atomically: false, encoding: .utf8)
 
-        // A session of three shots, 2 s countdowns: vimc has one stream, so each still is the
-        // pipeline reconfigured for it; the booth asks that early and learns by how much.
+        // A session of three shots, 3 s countdowns: vimc has one stream, so each still is the
+        // pipeline reconfigured for it; the booth asks that early and learns by how much. Under
+        // emulation the reconfiguration takes 1.4–1.7 s, so 3 s leave room for a longer lead.
         let daemon = try BenchDaemon(name: "booth", sections: """
             "board": "bench", "boardsDirectory": "\(boards)", "imu": { "enabled": false },
-            "mode": "photobooth", "booth": { "countdownSeconds": 2, "shots": 3, "reviewSeconds": 5, "flash": "exposure" },
+            "mode": "photobooth", "booth": { "countdownSeconds": 3, "shots": 3, "reviewSeconds": 5, "flash": "exposure" },
             "camera": { "backend": "libcamera", "required": true },
             "display": { "backend": "headless", "width": 160, "height": 120 }
             """)
@@ -107,15 +108,22 @@ final class BoothHILTests: XCTestCase {
             print("hil: booth flash \((i + 1) / 2): on \(Double(changes[i].time - pressed) / 1e6) ms after the press, for \(Double(changes[i + 1].time - changes[i].time) / 1e6) ms")
         }
         // The first shot is asked 1 s early, which may be less than vimc's reconfiguration
-        // takes under emulation (it is then late, and the lead grows); the last is asked early
-        // enough: frames before the countdown's end were skipped and its frame is the first after.
+        // takes under emulation (it is then late, and the lead grows); the last is on time.
+        // Either frames before the countdown's end were skipped and its frame is the first
+        // after (within the still stream's period), or the reconfigured stream's first frame
+        // came within the booth's on-time bound (the controller's 50 ms: it grows the lead
+        // past that), which is what a lead a little longer than the reconfiguration gives.
         let period = booth["stillFramePeriodMs"] as? Double
-        XCTAssertNotNil(period, "frames before the countdown's end were skipped: \(booth)")
-        if let last = offsets.last, let period {
+        let onTimeMs = 50.0
+        if let last = offsets.last {
             XCTAssertGreaterThanOrEqual(last, 0, "no frame from before the countdown's end")
-            XCTAssertLessThanOrEqual(last, period + 20, "the first frame after the countdown's end")
+            if let period {
+                XCTAssertLessThanOrEqual(last, period + 20, "the first frame after the countdown's end: \(booth)")
+            } else {
+                XCTAssertLessThanOrEqual(last, onTimeMs, "no frame skipped, so the reconfigured stream's first frame, on time: \(booth)")
+            }
         }
         print("hil: booth on vimc: exposure after each countdown's end \(offsets) ms; still stream frame period " +
-              "\(period ?? -1) ms (countdown 2000 ms; accelerator \(ProcessInfo.processInfo.environment["LOOPIX_HIL_ACCEL"] ?? "?"))")
+              "\(period ?? -1) ms (countdown 3000 ms; accelerator \(ProcessInfo.processInfo.environment["LOOPIX_HIL_ACCEL"] ?? "?"))")
     }
 }
