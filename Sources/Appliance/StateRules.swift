@@ -113,7 +113,7 @@ public struct StateRules: Sendable {
             switch action {
             case .start where s.recording, .stop where !s.recording:
                 return Outcome()
-            case .stop, .toggle where s.recording:
+            case .stop where s.recording, .toggle where s.recording:
                 s.recording = false
                 return Outcome([.stopRecording])
             default:

@@ -232,6 +232,15 @@ public final class FilmRenderer: @unchecked Sendable {
         }
     }
 
+    /// The stamp's columns of a row: `source`'s levels with the stamp's light, into `destination`
+    /// (which may be `source`); the other columns are left as they are.
+    static func stampRow(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>,
+                         span: (columns: Range<Int>, light: UnsafePointer<SIMD4<Int32>>)) {
+        for px in span.columns {
+            for c in 0..<3 { destination[px * 3 + c] = stamped(source[px * 3 + c], span.light[px][c]) }
+        }
+    }
+
     /// An 8-bit level with a stamp's light (1/65535ths) added in linear light.
     @inline(__always)
     static func stamped(_ level: UInt8, _ light: Int32) -> UInt8 {
@@ -257,10 +266,7 @@ public final class FilmRenderer: @unchecked Sendable {
             if let light {
                 for y in rows {
                     guard let span = light.stampSpan(y) else { continue }
-                    let src = source + y * rowBytes, dst = destination + y * rowBytes
-                    for px in span.columns {
-                        for c in 0..<3 { dst[px * 3 + c] = Self.stamped(src[px * 3 + c], span.light[px][c]) }
-                    }
+                    Self.stampRow(source + y * rowBytes, into: destination + y * rowBytes, span: span)
                 }
             }
             return
@@ -323,9 +329,7 @@ public final class FilmRenderer: @unchecked Sendable {
                 if useBlend, let span = light?.stampSpan(y) {
                     let stamped = levelRows + worker * width * 6 + rowBytes
                     stamped.update(from: src, count: rowBytes)
-                    for px in span.columns {
-                        for c in 0..<3 { stamped[px * 3 + c] = Self.stamped(src[px * 3 + c], span.light[px][c]) }
-                    }
+                    Self.stampRow(src, into: stamped, span: span)
                     blendIn = UnsafePointer(stamped)
                 }
                 let row = PixelRow(width: width, filmIn: filmIn, blendIn: blendIn, destination: dst, lut: lut,

@@ -42,7 +42,7 @@ enum HEICGrid {
         // The file is assembled in tile order whatever order they finish in.
         let workers = max(1, min(options.encoders, count))
         let progress = Locked((next: 0, tiles: [Tile?](repeating: nil, count: count), failure: nil as Error?))
-        try image.pixels.withUnsafeBytes { src in
+        image.pixels.withUnsafeBytes { src in
             let base = UInt(bitPattern: src.baseAddress!)
             options.parallel.perform(iterations: workers) { _ in
                 let rowBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 2 * tw * 3)

@@ -61,13 +61,12 @@ public enum BenchCommand {
             throw ToolError("\(cubePath): cannot write (\(PresetLibrary.reason(error)))")
         }
         let ffmpeg = Subprocess.find("ffmpeg")
+        let me = Subprocess.ownExecutable()
         if ffmpeg == nil { say("ffmpeg not found: ffmpeg comparisons skipped (apt-get install ffmpeg)") }
 
         if args.flag("instructions") {
             say("instructions per pixel under valgrind (cachegrind), \(InstructionBench.width)×\(InstructionBench.height), one thread:")
-            let rows = try InstructionBench.run(photos: photos, preset: preset, work: work, cubePath: cubePath, ffmpeg: ffmpeg)
-            let width = rows.map(\.0.count).max() ?? 0
-            for (label, value) in rows { say(label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
+            printTable(try InstructionBench.run(me: me, photos: photos, preset: preset, work: work, cubePath: cubePath, ffmpeg: ffmpeg))
             return
         }
         if only == "still" {
@@ -85,7 +84,6 @@ public enum BenchCommand {
         let big = tile(photos, width: 4056, height: 3040)
         let input = work + "/12mp.jpg", output = work + "/12mp.heic"
         do { try ImageWriter.write(big, to: input, format: .jpeg, jpegQuality: 95, replace: true) } catch { throw ToolError("\(error)") }
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var developSeconds: [Double] = [], peakRSS = 0
         for _ in 0..<(quick ? 3 : 5) {
             let develop = try Subprocess.runAlone(me: me, me, ["develop", input, "-o", output, "-p", preset.id, "--force"], work: work, keepStderr: true)
@@ -94,8 +92,7 @@ public enum BenchCommand {
             peakRSS = max(peakRSS, develop.peakRSS)
         }
         rows.append(("12 MP develop + HEIC save (JPEG in), a process each", Stats(developSeconds).text(" s") + String(format: ", peak RSS %.0f MB (the highest)", mb(peakRSS))))
-        let width = rows.map(\.0.count).max() ?? 0
-        for (label, value) in rows { say(label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
+        printTable(rows)
 
         say("")
         say("targets:")
@@ -113,11 +110,16 @@ public enum BenchCommand {
         }
     }
 
+    /// Prints label–value rows with the values in one column.
+    static func printTable(_ rows: [(String, String)]) {
+        let width = rows.map(\.0.count).max() ?? 0
+        for (label, value) in rows { say(label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
+    }
+
     static func runStill(photos: [RGBImage], preset: Preset, work: String, quick: Bool) throws(ToolError) {
         let f = try StillBench.run(photos: photos, preset: preset, work: work, repetitions: quick ? 1 : 5, quick: quick)
-        let width = f.rows.map(\.0.count).max() ?? 0
         say("photos (medians of interleaved runs, min–max in brackets):")
-        for (label, value) in f.rows { say(label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
+        printTable(f.rows)
         say("")
         say("photo targets:")
         for (text, met) in f.targets { say("  [\(met == nil ? "n/a" : met! ? "met" : "NOT met")] \(text)") }
@@ -133,9 +135,8 @@ public enum BenchCommand {
 
     static func runVideo(photos: [RGBImage], preset: Preset, work: String, quick: Bool, ffmpeg: String?) throws(ToolError) {
         let v = try VideoBench.run(photos: photos, preset: preset, work: work, repetitions: quick ? 1 : 5, frames: quick ? 30 : 90, ffmpeg: ffmpeg)
-        let width = v.rows.map(\.0.count).max() ?? 0
         say("video (medians of interleaved runs, min–max in brackets):")
-        for (label, value) in v.rows { say(label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
+        printTable(v.rows)
         say("")
         say("video targets:")
         let cores = ProcessInfo.processInfo.activeProcessorCount

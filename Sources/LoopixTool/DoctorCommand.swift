@@ -18,13 +18,8 @@ enum DoctorCommand {
 
     /// Where loopixd is: beside this program, else on $PATH.
     static func daemonPath() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        if n > 0 {
-            let me = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let beside = (me as NSString).deletingLastPathComponent + "/loopixd"
-            if access(beside, X_OK) == 0 { return beside }
-        }
+        let beside = (Subprocess.ownExecutable() as NSString).deletingLastPathComponent + "/loopixd"
+        if access(beside, X_OK) == 0 { return beside }
         return Subprocess.find("loopixd")
     }
 

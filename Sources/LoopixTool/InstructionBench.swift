@@ -13,14 +13,13 @@ enum InstructionBench {
         ("color", "colour LUT"), ("vignette", "vignette"), ("grain", "grain + blend (80 %)"), ("all", "full pipeline"),
     ]
 
-    static func run(photos: [RGBImage], preset: Preset, work: String, cubePath: String, ffmpeg: String?) throws(ToolError) -> [(String, String)] {
+    static func run(me: String, photos: [RGBImage], preset: Preset, work: String, cubePath: String, ffmpeg: String?) throws(ToolError) -> [(String, String)] {
         guard let valgrind = Subprocess.find("valgrind") else {
             throw ToolError("bench --instructions needs valgrind (scripts/setup installs it; apt-get install valgrind)")
         }
         guard let objcopy = Subprocess.find("objcopy") else { throw ToolError("bench --instructions needs objcopy (apt-get install binutils)") }
         // Valgrind 3.19 cannot read the DWARF Swift 6 writes ("possibly corrupted debuginfo"):
         // a copy without it counts the same instructions.
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let counted = work + "/loopix-nodebug"
         let strip = try Subprocess.run(objcopy, ["--strip-debug", me, counted])
         guard strip.status == 0 else { throw ToolError("bench: objcopy --strip-debug \(me) failed (exit \(strip.status))") }
@@ -42,11 +41,10 @@ enum InstructionBench {
             rows.append(("\(label), 1 core", String(format: "%.1f instructions/pixel", n)))
         }
         guard let ffmpeg else { return rows }
-        let rgb24 = work + "/small.rgb"
         func ff(_ filter: String) throws(ToolError) -> Double {
             try perPixel([ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-threads", "1", "-filter_threads", "1",
                           "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "\(width)x\(height)"]) {
-                ["-stream_loop", "\($0 - 1)", "-i", rgb24, "-vf", "format=gbrp,\(filter)", "-f", "null", "-"]
+                ["-stream_loop", "\($0 - 1)", "-i", raw, "-vf", "format=gbrp,\(filter)", "-f", "null", "-"]
             }
         }
         let baseline = try ff("null")

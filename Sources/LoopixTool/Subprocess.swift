@@ -44,6 +44,11 @@ enum Subprocess {
     }
 
     /// Finds `name` on $PATH.
+    /// This program's own executable (to run it again as a child), from /proc/self/exe.
+    static func ownExecutable() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
     static func find(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for dir in path.split(separator: ":") {

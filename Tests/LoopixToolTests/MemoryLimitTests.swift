@@ -123,9 +123,8 @@ final class MemoryLimitTests: XCTestCase {
         // The daemon's own peak resident memory, before it goes.
         // The cgroup is not charged for file pages (the binary, its libraries) that another
         // cgroup brought into the page cache first; the resident set counts them.
-        let hwmLine = ((try? String(contentsOfFile: "/proc/\(daemon.processIdentifier)/status", encoding: .utf8)) ?? "")
-            .split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-        let hwm = try XCTUnwrap(hwmLine.flatMap { Int($0.dropFirst(6).dropLast(3).trimmingCharacters(in: .whitespaces)) }, "VmHWM: \(String(describing: hwmLine))") * 1024
+        let hwm = StillBench.residentBytes(daemon.processIdentifier, "VmHWM")
+        XCTAssertGreaterThan(hwm, 0, "loopixd's VmHWM in /proc/\(daemon.processIdentifier)/status")
         XCTAssertLessThan(hwm, Self.limit, "loopixd's peak resident set")
 
         kill(daemon.processIdentifier, SIGTERM)
