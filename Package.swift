@@ -40,8 +40,15 @@ let package = Package(
         .target(name: "CImageShim", dependencies: ["CJpeg", "CPng"],
                 linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]),
 
-        // Photo files: HEIC (libheif), JPEG, PNG, EXIF, ICC; atomic writes.
-        .target(name: "ImageFiles", dependencies: ["System", "FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys"]),
+        // Raw negatives: DNG written through libtiff (CTiffShim holds its variadic calls and a
+        // TIFF written into memory), read and demosaiced by libraw (its thread-safe libraw_r).
+        .systemLibrary(name: "CTiff", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        .target(name: "CTiffShim", dependencies: ["CTiff"], linkerSettings: [.linkedLibrary("tiff")]),
+        .systemLibrary(name: "CRaw", providers: [.apt(["libraw-dev"])]),
+
+        // Photo files: HEIC (libheif), JPEG, PNG, EXIF, ICC, DNG (libtiff, libraw); atomic writes.
+        .target(name: "ImageFiles", dependencies: ["System", "FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys",
+                                                   "CTiff", "CTiffShim", "CRaw"]),
 
         // The control socket's language: requests, replies, the client, the license format
         // (Ed25519 through libsodium). What `loopix` needs to talk to the daemon, and no more.

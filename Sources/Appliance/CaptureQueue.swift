@@ -61,6 +61,9 @@ public struct CaptureJob: Sendable {
     public var date: Date
     /// Also save the undeveloped still as PNG beside the HEIC (same number, .PNG).
     public var keepOriginal = false
+    /// Also save the still's raw frame as a DNG beside the photo (same number, .DNG), when the
+    /// camera gave one.
+    public var saveRaw = false
     public var format = PhotoFormat.heic
     /// Bytes promised for it by `PhotoStorage.reserve`, given back when it is saved or lost.
     public var promisedBytes: Int64 = 0
@@ -94,11 +97,13 @@ public struct CaptureJob: Sendable {
 /// running. Bounded: `submit` refuses a job when `capacity` are already waiting or in work
 /// (the caller tells the user; nothing is dropped silently).
 public final class CaptureQueue: Sendable {
-    /// What developing a job gave: the bytes written (the photo, and its original if kept) and
-    /// the small copy when the job asked for one.
+    /// What developing a job gave: the bytes written (the photo, and its original and raw
+    /// negative if kept), the small copy when the job asked for one, and why no raw negative was
+    /// saved when one was asked for (the photo itself is saved all the same).
     public struct Developed: Sendable {
         public var bytes: Int64
         public var copy: RGBImage?
+        public var rawProblem: String? = nil
     }
 
     /// How a job ended: what it gave, or the error.
@@ -207,10 +212,39 @@ public final class CaptureQueue: Sendable {
             try ImageWriter.write(image, to: original, format: .png, replace: false)
             written += fileSize(original)
         }
+        // The negative before the look changes the still; a DNG that cannot be written is
+        // reported, and the photo saved all the same.
+        var rawProblem: String? = nil
+        if job.saveRaw {
+            if let raw = job.still.raw {
+                let negative = (job.path as NSString).deletingPathExtension + ".DNG"
+                do {
+                    try RawNegative.write(raw(image), to: negative, metadata: photoMetadata(job), recipe: recipe(job),
+                                          uniqueCameraModel: "Loopix \(job.lens.sensorModel)")
+                    written += fileSize(negative)
+                } catch {
+                    rawProblem = "\(error)"
+                }
+            } else {
+                rawProblem = "\(job.path): the camera gave no raw frame with this still (no DNG saved)"
+            }
+        }
         let look = FilmLook(preset: job.preset, settings: RenderSettings(ev: 0, intensity: job.intensity, grainSeed: job.grainSeed,
                                                                         dateStamp: job.dateStamp))
         FilmRenderer(look: look, width: image.width, height: image.height).render(&image, grainFrame: job.grainFrame, threads: threads, parallel: parallel)
         if job.watermark { Watermark.draw(on: &image) }
+        let meta = photoMetadata(job)
+        var heic = encoding.heic
+        heic.parallel = parallel
+        for path in try job.format.write(image, to: job.path, metadata: meta, heic: heic, jpegQuality: encoding.jpegQuality) {
+            written += fileSize(path)
+        }
+        let copy = job.keepCopy ? BoothCollage.shrink(image, toFit: BoothCollage.shotWidth, BoothCollage.shotHeight) : nil
+        return Developed(bytes: written, copy: copy, rawProblem: rawProblem)
+    }
+
+    /// What the photo's files say of it: camera, lens, exposure, time, orientation, look.
+    static func photoMetadata(_ job: CaptureJob) -> PhotoMetadata {
         var meta = PhotoMetadata(make: "Loopix", model: "Loopix camera (\(job.lens.sensorModel))", lensModel: job.lens.label,
                                  focalLength: job.lens.focalLength, focalLength35mm: Int(job.lens.focalLength35mm.rounded()),
                                  exposureTime: job.metadata.exposureTime, iso: job.metadata.iso, date: job.date,
@@ -221,13 +255,13 @@ public final class CaptureQueue: Sendable {
             meta.userComment = "Loopix trigger: exposure " + (trigger.exposureOffsetMs.map { String(format: "%+.3f ms", $0) } ?? "at an unknown time")
                 + " from the trigger edge"
         }
-        var heic = encoding.heic
-        heic.parallel = parallel
-        for path in try job.format.write(image, to: job.path, metadata: meta, heic: heic, jpegQuality: encoding.jpegQuality) {
-            written += fileSize(path)
-        }
-        let copy = job.keepCopy ? BoothCollage.shrink(image, toFit: BoothCollage.shotWidth, BoothCollage.shotHeight) : nil
-        return Developed(bytes: written, copy: copy)
+        return meta
+    }
+
+    /// How the job is developed, for its raw negative (`loopix develop --same`).
+    static func recipe(_ job: CaptureJob) -> DevelopRecipe {
+        DevelopRecipe(presetID: job.preset.id, presetName: job.preset.name, intensity: job.intensity, grainSeed: job.grainSeed,
+                      grainFrame: job.grainFrame, dateStamp: job.dateStamp)
     }
 
     private static func fileSize(_ path: String) -> Int64 {

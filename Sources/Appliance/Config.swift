@@ -27,7 +27,7 @@ public typealias ConfigError = FieldError
 ///   "license":  { "publicKey": "<base64 or hex Ed25519 public key>", "file": "/var/lib/loopix/license.json" },
 ///   "defaults": { "preset": "portra", "intensity": 100, "ev": 0, "handedness": "right", "grid": false },
 ///   "capture":  { "queueLength": "auto", "format": "heic", "heicQuality": 70, "jpegQuality": 90,
-///                 "x265Preset": "ultrafast", "keepOriginal": false, "dateStamp": false },
+///                 "x265Preset": "ultrafast", "keepOriginal": false, "raw": false, "dateStamp": false },
 ///   "video":    { "width": 1920, "height": 1080, "fps": 30, "bitrateMbps": 16, "encoder": "auto",
 ///                 "x264Preset": "superfast", "keyframeInterval": 1,
 ///                 "audio": { "enabled": false, "device": "default", "channels": 1, "sampleRate": 48000 } },
@@ -141,6 +141,9 @@ public struct Config: Sendable, Equatable {
         public var x265Preset = "ultrafast"
         /// Also keep each undeveloped still as a lossless PNG beside its HEIC (LPX_0001.PNG).
         public var keepOriginal = false
+        /// Also save the sensor's raw frame as a DNG beside the photo (LPX_0001.DNG), where the
+        /// camera gives one: a negative to develop again later (`loopix develop`).
+        public var raw = false
         /// A command run after each photo is saved; nil: none.
         public var afterSave: AfterSaveSettings? = nil
         /// A timelapse started with the daemon (resumed after a restart); nil: none.
@@ -538,6 +541,7 @@ public struct Config: Sendable, Equatable {
                 c.x265Preset = p
             }
             c.keepOriginal = try r.bool("keepOriginal") ?? c.keepOriginal
+            c.raw = try r.bool("raw") ?? c.raw
             // true (the classic '98 11 30), false, or { "format": "…" }.
             if case .bool(let on)? = r.value("dateStamp") {
                 c.dateStamp = on ? .classic : nil
@@ -715,7 +719,7 @@ extension Config {
     /// Keys a running daemon takes over on SIGHUP; every other change waits for a restart.
     public static let reloadableKeys: Set<String> = [
         "storage.reserveMB", "capture.queueLength", "capture.format", "capture.heicQuality", "capture.jpegQuality",
-        "capture.x265Preset", "capture.keepOriginal", "capture.dateStamp",
+        "capture.x265Preset", "capture.keepOriginal", "capture.raw", "capture.dateStamp",
         "license.publicKey", "license.file", "snapshot.directories",
         "defaults.preset", "defaults.intensity", "defaults.ev", "defaults.handedness", "defaults.grid",
         "presetsDirectory", "video.bitrateMbps", "video.encoder", "video.x264Preset", "video.keyframeInterval",

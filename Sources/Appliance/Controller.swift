@@ -233,11 +233,15 @@ public final class Controller {
             switch result {
             case .success(let developed):
                 Log.info("saved \(job.path)")
+                if let problem = developed.rawProblem { Log.error("raw negative not saved: \(problem)") }
                 reports.add(.saved(path: job.path, bytes: developed.bytes, pixels: job.still.width * job.still.height, copy: developed.copy))
             case .failure(let error):
                 Log.error("\(job.path): photo lost: \(error)")
                 reports.add(.lost(path: job.path))
             }
+        }
+        if config.capture.raw && !devices.camera.offersRawStills {
+            Log.warning("capture.raw: this camera backend gives no raw frames; photos are saved without a DNG")
         }
         resumeInterval()
     }
@@ -432,7 +436,8 @@ public final class Controller {
         next.video.audioDevice = fresh.video.audioDevice
         next.video.audioChannels = fresh.video.audioChannels
         next.video.audioSampleRate = fresh.video.audioSampleRate
-        if next.capture.format != config.capture.format || next.capture.keepOriginal != config.capture.keepOriginal {
+        if next.capture.format != config.capture.format || next.capture.keepOriginal != config.capture.keepOriginal
+            || next.capture.raw != config.capture.raw {
             sizeEstimate = PhotoSizeEstimate()   // what was learnt was for other files
         }
         config = next
@@ -497,7 +502,7 @@ public final class Controller {
     private func expectedBytes(format: PhotoFormat) -> Int64 {
         let lens = supervisor.currentLens
         return sizeEstimate.bytes(pixels: (lens?.stillWidth ?? 4056) * (lens?.stillHeight ?? 3040), keepOriginal: config.capture.keepOriginal,
-                                  files: format.files.count)
+                                  raw: config.capture.raw && supervisor.camera.offersRawStills, files: format.files.count)
     }
 
     /// What a photo is saved as: the configured format, with a JPEG beside the HEIC for a booth
@@ -816,6 +821,7 @@ public final class Controller {
                              orientation: analyzer.orientation, watermark: watermarked, path: path, date: Date(),
                              keepOriginal: config.capture.keepOriginal)
         job.format = format
+        job.saveRaw = config.capture.raw && supervisor.camera.offersRawStills
         job.promisedBytes = bytes
         job.keepCopy = keepCopy
         if let trigger {

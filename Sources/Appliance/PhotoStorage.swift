@@ -223,10 +223,11 @@ public struct PhotoSizeEstimate: Sendable {
     }
 
     /// The bytes to promise for a photo of `pixels` pixels in `files` files (HEIC and JPEG: 2),
-    /// and its original, if kept. What is learnt is per photo, all its files together.
-    public func bytes(pixels: Int, keepOriginal: Bool, files: Int = 1) -> Int64 {
+    /// its original, if kept (PNG, up to 3 bytes a pixel), and its raw negative (DNG, 2 bytes a
+    /// photosite). What is learnt is per photo, all its files together.
+    public func bytes(pixels: Int, keepOriginal: Bool, raw: Bool = false, files: Int = 1) -> Int64 {
         let learnt = recent.max() ?? Self.initialBytesPerPixel * Double(max(1, files))
-        let perPixel = max(learnt, 0.05) * Self.margin + (keepOriginal ? 3 : 0)
+        let perPixel = max(learnt, 0.05) * Self.margin + (keepOriginal ? 3 : 0) + (raw ? 2 : 0)
         return Int64(Double(pixels) * perPixel) + 65_536
     }
 }

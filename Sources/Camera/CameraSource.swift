@@ -121,6 +121,8 @@ public protocol CameraSource: AnyObject {
     /// Whether a still can be taken without stopping the stream (a still stream beside the
     /// viewfinder): what taking one while recording needs.
     var stillsWhileStreaming: Bool { get }
+    /// Whether its stills come with the sensor's raw frame (`CapturedStill.raw`).
+    var offersRawStills: Bool { get }
 }
 
 extension CameraSource {
@@ -139,6 +141,9 @@ public struct CapturedStill: Sendable {
     /// Where frames before a `notBefore` moment were skipped: the time between the last one
     /// skipped and this one (the still stream's frame period); 0 when none was skipped.
     public var skippedFramePeriodNs: UInt64 = 0
+    /// The sensor's raw frame of this still, given its RGB conversion (the simulated sensor
+    /// makes its mosaic of it; a real one hands over the buffer it kept); nil without one.
+    public var raw: (@Sendable (RGBImage) -> BayerMosaic)? = nil
     private let convert: @Sendable () throws -> RGBImage
 
     public init(metadata: FrameMetadata, width: Int, height: Int, convert: @escaping @Sendable () throws -> RGBImage) {

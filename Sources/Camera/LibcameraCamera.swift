@@ -198,6 +198,10 @@ public final class LibcameraCamera: CameraSource {
     /// still means reconfiguring (vimc).
     public var stillsWhileStreaming: Bool { stillTogether }
 
+    /// Not yet: libcamera's raw stream (the Pi's packed Bayer frames, `BayerMosaic.unpackCSI2`)
+    /// is not requested beside the still, so `capture.raw` saves no DNG on this backend.
+    public var offersRawStills: Bool { false }
+
     public func captureStill(notBefore: UInt64) throws -> CapturedStill {
         guard let open else { throw CameraError.failed("camera not started") }
         if stillTogether {

@@ -311,6 +311,9 @@ public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
     /// The simulated sensor renders stills beside its preview.
     public var stillsWhileStreaming: Bool { true }
 
+    /// Its stills come with a Bayer mosaic of the same scene (`BayerMosaic.simulatedSensor`).
+    public var offersRawStills: Bool { true }
+
     /// How many of its latest frames the simulated still stream keeps, as a sensor's buffers do:
     /// a still asked for a moment already past is taken from them.
     public static let bufferedStills: UInt64 = 4
@@ -356,9 +359,11 @@ public final class SimulatedCamera: CameraSource, FaultInjectable, Sendable {
                 // The moment is fixed now (scene, gain, lens); the pixels are made when the
                 // still is converted, as a sensor's raw frame is.
                 let size = lenses[lens]
-                return CapturedStill(metadata: metadata, width: size.stillWidth, height: size.stillHeight) { [self] in
+                var still = CapturedStill(metadata: metadata, width: size.stillWidth, height: size.stillHeight) { [self] in
                     renderStill(scene: scene, photo: photo, gain: gain, lens: lens)
                 }
+                still.raw = { BayerMosaic.simulatedSensor(of: $0) }
+                return still
             case .wait(let ns):
                 clock.sleep(ns)
             case .timeOut(let ns):

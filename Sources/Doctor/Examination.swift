@@ -274,7 +274,8 @@ public struct Examination {
         }
         let pixels = (try? lenses.get())?.map { $0.stillWidth * $0.stillHeight }.max()
             ?? config.camera.simulatedStillWidth * config.camera.simulatedStillHeight
-        let perPhoto = PhotoSizeEstimate().bytes(pixels: pixels, keepOriginal: config.capture.keepOriginal)
+        let perPhoto = PhotoSizeEstimate().bytes(pixels: pixels, keepOriginal: config.capture.keepOriginal,
+                                                  raw: config.capture.raw)
         let left = max(0, free - reserve) / perPhoto
         let summary = "\(path): \(Self.size(free)) free, about \(left) photos left above the \(config.storage.reserveMB) MB reserve\(owner)"
         if free <= reserve { return [Finding(.storage, .problem, summary, advice: "Storage full: free space or lower storage.reserveMB")] }

@@ -29,6 +29,9 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
     case colorManagement(path: String, action: String, message: String)
     /// libexif could not parse or build EXIF.
     case exif(path: String, action: String, message: String)
+    /// libtiff or libraw failed while writing or reading a raw negative (DNG); `action` says
+    /// what was being done, `message` is the library's.
+    case raw(path: String, action: String, message: String)
     /// An option or argument is out of range (quality, preset name, image size…).
     case invalidArgument(path: String, message: String)
     /// The file declares more pixels than `limit` allows (a decompression bomb, or an image too
@@ -39,7 +42,7 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
         switch self {
         case .system(let p, _, _), .lost(let p, _), .alreadyExists(let p), .unknownFormat(let p, _),
              .decode(let p, _, _, _), .encode(let p, _, _, _), .colorManagement(let p, _, _),
-             .exif(let p, _, _), .invalidArgument(let p, _), .tooLarge(let p, _, _, _, _):
+             .exif(let p, _, _), .raw(let p, _, _), .invalidArgument(let p, _), .tooLarge(let p, _, _, _, _):
             return p
         }
     }
@@ -74,6 +77,8 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
             return "\(path): colour management failed while \(action): \(message)"
         case .exif(let path, let action, let message):
             return "\(path): EXIF error while \(action): \(message)"
+        case .raw(let path, let action, let message):
+            return "\(path): raw negative (DNG) error while \(action): \(message)"
         case .invalidArgument(let path, let message):
             return "\(path): invalid argument: \(message)"
         case .tooLarge(let path, _, let width, let height, let limit):
@@ -94,6 +99,7 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
         case .encode(_, let f, let c, let m): return .encode(path: newPath, format: f, code: c, message: m)
         case .colorManagement(_, let a, let m): return .colorManagement(path: newPath, action: a, message: m)
         case .exif(_, let a, let m): return .exif(path: newPath, action: a, message: m)
+        case .raw(_, let a, let m): return .raw(path: newPath, action: a, message: m)
         case .invalidArgument(_, let m): return .invalidArgument(path: newPath, message: m)
         case .tooLarge(_, let f, let w, let h, let l): return .tooLarge(path: newPath, format: f, width: w, height: h, limit: l)
         }

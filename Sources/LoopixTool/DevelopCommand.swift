@@ -9,9 +9,11 @@ public enum DevelopCommand {
                           [-o OUT | --out-dir DIR] [--format heic|jpeg|png] [--force]
                           [--quality Q] [--x265-preset NAME] [--presets-dir DIR] [--threads N]
                           [--max-megapixels N] [--date-stamp FORMAT]
+           loopix develop --same NEGATIVE.DNG... [-o OUT | --out-dir DIR] [--format …] [--force]
 
-    Develops JPEG, PNG or HEIC photos with a film look and saves them (HEIC in Display P3 by default),
-    keeping their camera, lens, exposure, capture time and GPS, turned upright.
+    Develops JPEG, PNG or HEIC photos, or raw negatives (DNG, or any raw file libraw reads), with
+    a film look and saves them (HEIC in Display P3 by default), keeping their camera, lens,
+    exposure, capture time and GPS, turned upright.
 
       -p, --preset PRESET    look to apply (default: portra; see `loopix presets`)
       -i, --intensity N      strength of the look, 0–100 % (default: 100)
@@ -27,6 +29,8 @@ public enum DevelopCommand {
           --threads N        render threads (default: all cores)
           --max-megapixels N refuse inputs of more than N million pixels (default: what half
                              this machine's memory holds, at most 200; here \(PixelLimit.forThisMachine))
+          --same             develop each Loopix DNG as the camera did: its look, intensity,
+                             grain and date stamp, from the recipe in its metadata
       --date-stamp FORMAT  imprint the capture date (EXIF DateTimeOriginal, else the file's
                              time) in the lower right, e.g. "'YY MM DD" → '98 11 30 (tokens
                              YYYY YY MM M DD D HH mm; digits, spaces and ' - . : / as they are)
@@ -53,6 +57,8 @@ public enum DevelopCommand {
         public var maxMegapixels: Double?
         /// Imprint each photo's capture date in this format; nil: none.
         public var dateStamp: DateStampFormat?
+        /// Develop each raw negative with the recipe it carries (`--same`).
+        public var same = false
 
         var pixelLimit: PixelLimit {
             maxMegapixels.map { PixelLimit(megapixels: $0, origin: "set by --max-megapixels") } ?? .forThisMachine
@@ -65,10 +71,14 @@ public enum DevelopCommand {
             "--grain-seed": "grain-seed", "-o": "output", "--output": "output", "--out-dir": "out-dir", "--format": "format",
             "--quality": "quality", "--x265-preset": "x265-preset", "--presets-dir": "presets-dir", "--threads": "threads",
             "--max-megapixels": "max-megapixels", "--date-stamp": "date-stamp",
-        ], flags: ["--force": "force", "-f": "force"])
+        ], flags: ["--force": "force", "-f": "force", "--same": "same"])
         var o = Options()
         o.inputs = args.operands
         guard !o.inputs.isEmpty else { throw .usage("develop: no input photos given") }
+        o.same = args.flag("same")
+        if o.same, let given = ["preset", "intensity", "ev", "grain-seed", "date-stamp"].first(where: { args.value($0) != nil }) {
+            throw .usage("develop: --same takes the look from each negative; leave out --\(given)")
+        }
         if let p = args.value("preset") { o.presetID = p }
         if let i = try args.double("intensity", in: 0...100) { o.intensity = i / 100 }
         if let ev = try args.double("ev", in: -3...3) { o.ev = ev }
@@ -117,15 +127,14 @@ public enum DevelopCommand {
             f.dateFormat = "yyyy:MM:dd HH:mm:ss"
             if let date = f.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }
         }
-        let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
-        return modified ?? Date()
+        return fileDate(path)
     }
 
     /// Develops every input; returns how many failed. Progress and failures go to `log`.
     public static func run(_ o: Options, log: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) throws(ToolError) -> Int {
         let library = try PresetLibrary.load(directory: o.presetsDirectory, required: o.presetsDirectory != PresetLibrary.defaultDirectory)
         for problem in library.problems { log("loopix: warning: \(problem)") }
-        let preset = try library.look(o.presetID)
+        let chosen = try library.look(o.presetID)
         // Compiled when the first photo has been read: a batch of unreadable files fails at once.
         var look: FilmLook?
         let format = o.format ?? .heic
@@ -142,26 +151,37 @@ public enum DevelopCommand {
         var failed = 0
         for (index, input) in o.inputs.enumerated() {
             progress.show(done: index, current: input)
-            let output = outputPath(for: input, options: o, preset: preset, format: format)
             do {
+                let source = try readSource(input, limit: o.pixelLimit)
+                // The look, as asked or as the negative's recipe says.
+                let preset: Preset, settings: RenderSettings, grainFrame: UInt64
+                if o.same {
+                    guard let recipe = source.recipe else {
+                        throw ToolError("\(input): no Loopix develop recipe in it (not a Loopix DNG); give a look with -p instead of --same")
+                    }
+                    preset = try library.look(recipe.presetID)
+                    settings = RenderSettings(ev: 0, intensity: recipe.intensity, grainSeed: recipe.grainSeed, dateStamp: recipe.dateStamp)
+                    grainFrame = recipe.grainFrame
+                } else {
+                    preset = chosen
+                    // With a date stamp each photo has its own text, so its own look.
+                    settings = RenderSettings(ev: o.ev, intensity: o.intensity, grainSeed: o.grainSeed,
+                                              dateStamp: o.dateStamp?.text(for: source.captureDate))
+                    grainFrame = 0
+                }
+                let output = outputPath(for: input, options: o, preset: preset, format: format)
                 if !o.force && FileManager.default.fileExists(atPath: output) {
                     throw ToolError("\(output): already exists (use --force to replace it)")
                 }
-                let photo = try ImageReader.readPhoto(path: input, limit: o.pixelLimit)
-                var image = photo.image
-                // With a date stamp each photo has its own text, so its own look.
-                let stamp = o.dateStamp?.text(for: captureDate(of: photo, path: input))
-                if look?.settings.dateStamp != stamp { look = nil }
+                var image = source.image
+                if look?.preset.id != preset.id || look?.settings != settings { look = nil }
                 if look == nil || renderer?.width != image.width || renderer?.height != image.height {
-                    if look == nil {
-                        look = FilmLook(preset: preset, settings: RenderSettings(ev: o.ev, intensity: o.intensity, grainSeed: o.grainSeed,
-                                                                                 dateStamp: stamp))
-                    }
+                    if look == nil { look = FilmLook(preset: preset, settings: settings) }
                     renderer = FilmRenderer(look: look!, width: image.width, height: image.height)
                 }
-                renderer!.render(&image, grainFrame: 0, threads: o.threads)
-                // The source's camera, exposure, capture time and GPS, upright pixels (orientation 1).
-                let metadata = PhotoMetadata(date: Date(), orientation: 1, presetName: preset.name, sourceExif: photo.exif)
+                renderer!.render(&image, grainFrame: grainFrame, threads: o.threads)
+                var metadata = source.metadata
+                metadata.presetName = preset.name
                 try ImageWriter.write(image, to: output, format: format, metadata: metadata, heic: heic,
                                       jpegQuality: jpegQuality, replace: o.force)
             } catch {
@@ -176,9 +196,48 @@ public enum DevelopCommand {
         }
         progress.finish()
         if o.inputs.count > 1 {
-            log("developed \(o.inputs.count - failed) of \(o.inputs.count) with \(preset.name)" + (failed > 0 ? " (\(failed) failed)" : ""))
+            let with = o.same ? "the looks they were taken with" : chosen.name
+            log("developed \(o.inputs.count - failed) of \(o.inputs.count) with \(with)" + (failed > 0 ? " (\(failed) failed)" : ""))
         }
         return failed
+    }
+
+    /// A photo to develop: its upright pixels, what its output carries of it, when it was taken
+    /// and, for a Loopix negative, how the camera developed it.
+    struct Source {
+        var image: RGBImage
+        var metadata: PhotoMetadata
+        var captureDate: Date
+        var recipe: DevelopRecipe?
+    }
+
+    /// Reads a photo (JPEG, PNG, HEIC) or a raw negative (a TIFF-based raw: DNG and most
+    /// cameras' own), by its first bytes.
+    static func readSource(_ path: String, limit: PixelLimit) throws -> Source {
+        if isRawNegative(path) {
+            let negative = try RawNegative.develop(path: path, limit: limit)
+            let date = negative.captureDate ?? fileDate(path)
+            var metadata = PhotoMetadata(make: negative.make, model: negative.model, date: date, orientation: 1)
+            metadata.exposureTime = negative.exposureTime
+            metadata.iso = negative.iso
+            return Source(image: negative.image, metadata: metadata, captureDate: date, recipe: try RawNegative.recipe(path: path))
+        }
+        let photo = try ImageReader.readPhoto(path: path, limit: limit)
+        // The source's camera, exposure, capture time and GPS, upright pixels (orientation 1).
+        return Source(image: photo.image, metadata: PhotoMetadata(date: Date(), orientation: 1, sourceExif: photo.exif),
+                      captureDate: captureDate(of: photo, path: path), recipe: nil)
+    }
+
+    /// Whether the file starts as TIFF does (II*\0 or MM\0*): DNG and TIFF-based raw files.
+    static func isRawNegative(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let start = [UInt8](handle.readData(ofLength: 4))
+        return start == [0x49, 0x49, 0x2A, 0] || start == [0x4D, 0x4D, 0, 0x2A]
+    }
+
+    static func fileDate(_ path: String) -> Date {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? Date()
     }
 
     static func outputPath(for input: String, options o: Options, preset: Preset, format: ImageFormat) -> String {

@@ -33,6 +33,7 @@ final class RecordingCamera: CameraSource {
         return try inner.captureStill(notBefore: notBefore)
     }
     var stillsWhileStreaming: Bool { true }
+    var offersRawStills: Bool { false }
 }
 
 /// Every input goes through one path: the same changes made by button events and by socket

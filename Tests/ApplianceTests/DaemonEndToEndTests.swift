@@ -232,14 +232,6 @@ final class DaemonEndToEndTests: XCTestCase {
 
 /// The look, the license and the watermark, end to end.
 final class DaemonLookTests: XCTestCase {
-    /// Mean of each channel of an image.
-    func means(_ image: RGBImage) -> SIMD3<Double> {
-        var sum = SIMD3<Double>.zero
-        for i in stride(from: 0, to: image.pixels.count, by: 3) {
-            sum += SIMD3(Double(image.pixels[i]), Double(image.pixels[i + 1]), Double(image.pixels[i + 2]))
-        }
-        return sum / Double(image.pixelCount)
-    }
 
     /// The daemon's photo has the look `loopix develop` gives the same still (kept as PNG):
     /// the same mean colour within 2 levels (grain frames differ, HEIC is lossy), and clearly

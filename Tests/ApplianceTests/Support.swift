@@ -1,4 +1,5 @@
 import ControlProtocol
+import FilmCore
 @testable import Appliance
 import Foundation
 import XCTest
@@ -19,4 +20,13 @@ func testConfig(in dir: String) -> Config {
     config.storage.reserveMB = 0
     config.state.directory = dir + "/state"
     return config
+}
+
+/// Mean of each channel of an image.
+func means(_ image: RGBImage) -> SIMD3<Double> {
+    var sum = SIMD3<Double>.zero
+    for i in stride(from: 0, to: image.pixels.count, by: 3) {
+        sum += SIMD3(Double(image.pixels[i]), Double(image.pixels[i + 1]), Double(image.pixels[i + 2]))
+    }
+    return sum / Double(image.pixelCount)
 }
