@@ -656,7 +656,7 @@ public final class Controller {
         return .object(o)
     }
 
-    /// A photo is on disk, complete: its after-save command, and the scripts waiting for it.
+    /// A photo or clip is on disk, complete: its after-save command, and the scripts waiting for it.
     private func photoIsComplete(_ path: String) {
         afterSave?.saved(path)
         for i in savedWaiters.indices {
@@ -1100,6 +1100,8 @@ public final class Controller {
         if let reason { setBanner(reason) } else if p.failure != nil { setBanner("Recording stopped: encoder error") }
         savedPhotos += p.framesWritten > 0 ? 1 : 0
         lastPhoto = recorder.path
+        // Finished and fsynced by stop(): a whole file for the after-save command and waiters.
+        if p.framesWritten > 0 { photoIsComplete(recorder.path) }
         gradeForMode()
         return recorder.path
     }

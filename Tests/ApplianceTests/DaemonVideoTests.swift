@@ -208,6 +208,37 @@ final class DaemonVideoTests: XCTestCase {
         XCTAssertTrue(next.hasSuffix("LPX_0002.HEIC"), "\(next): the clip's number is not used again")
     }
 
+    /// A finished clip is a saved file like a photo: `wait-saved` prints its path and the
+    /// after-save command gets it, whole (ffmpeg decodes every frame of what the hook saw).
+    func testAFinishedClipGoesToTheAfterSaveCommandAndToWaitingScripts() throws {
+        let tools = try makeTempDirectory(self)
+        let hook = tools + "/hook"
+        try "#!/bin/bash\ncp \"$1\" \(tools)/seen.mp4\n".write(toFile: hook, atomically: true, encoding: .utf8)
+        chmod(hook, 0o755)
+        let d = try DaemonHarness(extraConfig: Self.video + #", "capture": { "afterSave": { "command": ["\#(hook)", "{path}"] } }"#)
+        try d.start()
+        defer { d.stop() }
+        let waiter = Process()
+        waiter.executableURL = URL(fileURLWithPath: DaemonHarness.loopix)
+        waiter.arguments = ["ctl", "wait-saved", "1", "--socket", d.socketPath]
+        let out = Pipe()
+        waiter.standardOutput = out
+        try waiter.run()
+        let clip = try XCTUnwrap(d.request(#"{"cmd":"record","action":"start"}"#)["path"] as? String)
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertTrue(waiter.isRunning, "a clip being recorded is not saved yet")
+        _ = try d.request(#"{"cmd":"record","action":"stop"}"#)
+        let deadline = Date().addingTimeInterval(30)
+        while waiter.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(printed, clip + "\n")
+        let status = try d.waitForStatus(timeout: 30) { ($0["afterSave"] as? [String: Any])?["succeeded"] as? Int == 1 }
+        XCTAssertEqual((status["afterSave"] as? [String: Any])?["succeeded"] as? Int, 1, "\(status)\n\(d.log())")
+        let (decoded, _, err) = try runTool("/usr/bin/ffmpeg", ["-v", "error", "-i", tools + "/seen.mp4", "-f", "null", "-"])
+        XCTAssertEqual(decoded, 0)
+        XCTAssertEqual(err, "", "the hook's copy is the whole clip")
+    }
+
     /// SIGTERM while recording: the clip is finished (trailer written) before the daemon exits.
     func testSIGTERMFinishesTheClip() throws {
         let d = try DaemonHarness(extraConfig: Self.video)
