@@ -9,9 +9,10 @@ public enum LoopixCommand {
     Film looks for photos, from the Loopix camera firmware.
 
     Commands:
-      develop        apply a film look to JPEG, PNG or HEIC photos
+      develop        apply a film look to JPEG, PNG, HEIC photos or raw negatives (DNG)
       presets        list the looks (or export one as a .cube LUT)
       contact-sheet  one photo under every look, labelled, in a grid
+      timelapse      an intervalometer's photos (or any) as an H.264 clip
       bench          measure the engine against ffmpeg, heif-enc and memcpy
       ctl            send a command to the running loopixd (status, capture, preset…)
       license        make keys, issue and verify Loopix Pro licenses
@@ -43,6 +44,9 @@ public enum LoopixCommand {
             case "contact-sheet":
                 if wantsHelp { print(ContactSheetCommand.help); return 0 }
                 try ContactSheetCommand.run(rest)
+            case "timelapse":
+                if wantsHelp { print(TimelapseCommand.help); return 0 }
+                return try TimelapseCommand.run(rest) == 0 ? 0 : 1
             case "bench":
                 if wantsHelp { print(BenchCommand.help); return 0 }
                 try BenchCommand.run(rest)
