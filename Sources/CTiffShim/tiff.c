@@ -102,3 +102,23 @@ int loopix_tiff_get_array(TIFF *tif, uint32_t tag, uint32_t *count, const void *
 }
 
 int loopix_tiff_get_long(TIFF *tif, uint32_t tag, uint32_t *value) { return TIFFGetField(tif, tag, value); }
+
+int loopix_tiff_finish_with_exif(TIFF *tif, const loopix_tiff_exif *exif) {
+    if (!TIFFSetField(tif, TIFFTAG_EXIFIFD, (uint64_t)0)) return 0;
+    if (!TIFFWriteDirectory(tif)) return 0;
+    if (TIFFCreateEXIFDirectory(tif) != 0) return 0;
+    if (exif->exposure_time > 0 && !TIFFSetField(tif, EXIFTAG_EXPOSURETIME, exif->exposure_time)) return 0;
+    if (exif->iso > 0) {
+        uint16_t iso = exif->iso;
+        if (!TIFFSetField(tif, EXIFTAG_ISOSPEEDRATINGS, 1, &iso)) return 0;
+    }
+    if (exif->focal_length > 0 && !TIFFSetField(tif, EXIFTAG_FOCALLENGTH, exif->focal_length)) return 0;
+    if (exif->focal_length_35mm > 0 && !TIFFSetField(tif, EXIFTAG_FOCALLENGTHIN35MMFILM, (int)exif->focal_length_35mm)) return 0;
+    if (exif->date_time_original && !TIFFSetField(tif, EXIFTAG_DATETIMEORIGINAL, exif->date_time_original)) return 0;
+    if (exif->lens_model && !TIFFSetField(tif, EXIFTAG_LENSMODEL, exif->lens_model)) return 0;
+    uint64_t offset = 0;
+    if (!TIFFWriteCustomDirectory(tif, &offset)) return 0;
+    if (!TIFFSetDirectory(tif, 0)) return 0;
+    if (!TIFFSetField(tif, TIFFTAG_EXIFIFD, offset)) return 0;
+    return TIFFRewriteDirectory(tif);
+}

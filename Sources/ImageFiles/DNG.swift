@@ -99,8 +99,18 @@ public enum RawNegative {
                 if TIFFWriteScanline(tif, row, UInt32(y), 0) != 1 { throw failure(path, "writing row \(y)") }
             }
         }
+        let date = m.date.map { ExifWriter.exifDateString($0) }
+        let exposed = date.withOptionalCString { date in
+            m.lensModel.withOptionalCString { lens in
+                var exif = loopix_tiff_exif(exposure_time: m.exposureTime ?? 0, iso: UInt16(clamping: m.iso ?? 0),
+                                            focal_length: m.focalLength ?? 0, focal_length_35mm: UInt16(clamping: m.focalLength35mm ?? 0),
+                                            date_time_original: date, lens_model: lens)
+                return loopix_tiff_finish_with_exif(tif, &exif)
+            }
+        }
+        if exposed != 1 { throw failure(path, "writing the EXIF directory") }
         closed = true
-        TIFFClose(tif)  // writes the directory
+        TIFFClose(tif)
         if buffer.pointee.failed != 0 { throw ImageFileError.raw(path: path, action: "writing the DNG in memory", message: "out of memory") }
         let message = String(cString: loopix_tiff_last_error())
         if !message.isEmpty { throw ImageFileError.raw(path: path, action: "finishing the DNG", message: message) }
@@ -179,6 +189,7 @@ public enum RawNegative {
         public var captureDate: Date?
         public var exposureTime: Double?
         public var iso: Int?
+        public var focalLength: Double?
     }
 
     /// Demosaics a raw file (a Loopix DNG, or any raw libraw reads) into upright sRGB 8-bit:
@@ -233,6 +244,15 @@ public enum RawNegative {
         return Developed(image: image, make: make, model: model,
                          captureDate: other.timestamp > 0 ? Date(timeIntervalSince1970: Double(other.timestamp)) : nil,
                          exposureTime: other.shutter > 0 ? Double(other.shutter) : nil,
-                         iso: other.iso_speed > 0 ? Int(other.iso_speed.rounded()) : nil)
+                         iso: other.iso_speed > 0 ? Int(other.iso_speed.rounded()) : nil,
+                         focalLength: other.focal_len > 0 ? Double(other.focal_len) : nil)
+    }
+}
+
+extension Optional where Wrapped == String {
+    /// The string as a C string for the call, or NULL.
+    fileprivate func withOptionalCString<R>(_ body: (UnsafePointer<CChar>?) throws -> R) rethrows -> R {
+        guard let self else { return try body(nil) }
+        return try self.withCString { try body($0) }
     }
 }

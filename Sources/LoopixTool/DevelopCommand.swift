@@ -220,6 +220,7 @@ public enum DevelopCommand {
             var metadata = PhotoMetadata(make: negative.make, model: negative.model, date: date, orientation: 1)
             metadata.exposureTime = negative.exposureTime
             metadata.iso = negative.iso
+            metadata.focalLength = negative.focalLength
             return Source(image: negative.image, metadata: metadata, captureDate: date, recipe: try RawNegative.recipe(path: path))
         }
         let photo = try ImageReader.readPhoto(path: path, limit: limit)

@@ -60,6 +60,11 @@ final class DaemonRawTests: XCTestCase {
         print("raw: develop --same against the camera's photo: mean colour off by \(difference), mean absolute error \(error) levels")
         for c in 0..<3 { XCTAssertLessThan(abs(difference[c]), 1.5, "channel \(c): the same look") }
         XCTAssertLessThan(error, 6, "pixel by pixel: the same grain (demosaicing and HEIC's loss differ)")
+        // And it says how it was taken, as the camera's photo does (through the DNG's EXIF IFD).
+        let taken = try ExifReader.tags(try XCTUnwrap(try ImageReader.readPhoto(path: path).exif))
+        let redone = try ExifReader.tags(try XCTUnwrap(try ImageReader.readPhoto(path: same).exif))
+        for tag in ["ISOSpeedRatings", "FocalLength", "Model"] { XCTAssertEqual(redone[tag], taken[tag], tag) }
+        XCTAssertEqual(Double(redone["ExposureTime"] ?? "") ?? 0, Double(taken["ExposureTime"] ?? "") ?? -1, accuracy: 1e-5)
 
         // With another look: Tri-X is black and white.
         let bw = d.directory + "/trix.heic"

@@ -20,6 +20,11 @@ final class DNGTests: XCTestCase {
         meta.model = "Loopix camera (imx477)"
         meta.orientation = orientation
         meta.date = Date(timeIntervalSince1970: 1_796_000_000)
+        meta.exposureTime = 1.0 / 125
+        meta.iso = 400
+        meta.focalLength = 6
+        meta.focalLength35mm = 33
+        meta.lensModel = "6 mm CS"
         try RawNegative.write(BayerMosaic.simulatedSensor(of: original), to: path, metadata: meta, recipe: recipe,
                               uniqueCameraModel: "Loopix imx477")
         return (original, path, dir)
@@ -112,6 +117,13 @@ final class DNGTests: XCTestCase {
         XCTAssertEqual(tag("IFD0:ColorMatrix1").split(separator: " ").count, 9)
         XCTAssertEqual(tag("XMP-loopix:Look"), "portra400", "the recipe is in the XMP: \(json.keys.filter { $0.hasPrefix("XMP") })")
         XCTAssertEqual(tag("XMP-loopix:GrainSeed"), String(0xDEAD_BEEF_1234))
+        // How it was exposed, in its EXIF IFD.
+        XCTAssertEqual(Double(tag("ExifIFD:ExposureTime")) ?? 0, 1.0 / 125, accuracy: 1e-6, "libtiff writes rationals from floats")
+        XCTAssertEqual(tag("ExifIFD:ISO"), "400")
+        XCTAssertEqual(tag("ExifIFD:FocalLength"), "6")
+        XCTAssertEqual(tag("ExifIFD:FocalLengthIn35mmFormat"), "33")
+        XCTAssertEqual(tag("ExifIFD:LensModel"), "6 mm CS")
+        XCTAssertTrue(tag("ExifIFD:DateTimeOriginal").hasPrefix("20"), tag("ExifIFD:DateTimeOriginal"))
     }
 
     func testDcrawEmuDevelopsItToTheOriginalsColour() throws {
@@ -137,6 +149,8 @@ final class DNGTests: XCTestCase {
         XCTAssertEqual(read.make, "Loopix")
         XCTAssertEqual(read.model, "Loopix camera (imx477)")
         XCTAssertEqual(read.captureDate, Date(timeIntervalSince1970: 1_796_000_000), "DateTime, local time both ways")
+        XCTAssertEqual(read.exposureTime ?? 0, 1.0 / 125, accuracy: 1e-6)
+        XCTAssertEqual(read.iso, 400)
         let mean = meanColor(developed) - meanColor(original)
         let error = meanAbsoluteError(developed, original)
         print("dng: libraw develop against the original: mean colour off by \(mean), mean absolute error \(error) levels")

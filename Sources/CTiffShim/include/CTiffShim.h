@@ -34,4 +34,18 @@ int loopix_tiff_set_array(TIFF *tif, uint32_t tag, uint32_t count, const void *v
 int loopix_tiff_get_array(TIFF *tif, uint32_t tag, uint32_t *count, const void **values);
 int loopix_tiff_get_long(TIFF *tif, uint32_t tag, uint32_t *value);
 
+// How a photo was exposed, for an EXIF IFD; a zero or NULL leaves that tag out.
+typedef struct loopix_tiff_exif {
+    double exposure_time;        // seconds
+    uint16_t iso;
+    double focal_length;         // mm
+    uint16_t focal_length_35mm;
+    const char *date_time_original;  // "YYYY:MM:DD HH:MM:SS"
+    const char *lens_model;
+} loopix_tiff_exif;
+
+// Finishes the main directory (its image written), writes an EXIF IFD with `exif` and points
+// the main directory's ExifIFD tag at it (libtiff's order: main IFD, EXIF IFD, main IFD again).
+int loopix_tiff_finish_with_exif(TIFF *tif, const loopix_tiff_exif *exif);
+
 #endif
