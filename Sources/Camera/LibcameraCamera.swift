@@ -189,7 +189,9 @@ public final class LibcameraCamera: CameraSource {
             guard rc == 0 else { throw Self.error(rc, "waiting for a frame") }
             defer { CLibcameraShim_releaseFrame(open, f.cookie) }
             guard f.stream == 0 else { continue }
-            try converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &frame)
+            // On every core: the preview's frame waits for it (a Pi's single core takes ms).
+            try converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &frame,
+                                  threads: ProcessInfo.processInfo.activeProcessorCount)
             return Self.metadata(f)
         }
     }

@@ -66,65 +66,79 @@ public struct FrameConverter: Sendable {
         }
     }
 
-    /// Converts `source` into `image` (width × height). Throws, leaving `image` as it was, when
-    /// the buffer is shorter than `minimumLength` (a truncated or misdescribed frame), so that
-    /// such a frame is never counted as delivered.
-    public func convert(_ source: UnsafeRawBufferPointer, into image: inout RGBImage) throws(CameraError) {
+    /// Converts `source` into `image` (width × height), in `threads` bands of rows side by
+    /// side. Throws, leaving `image` as it was, when the buffer is shorter than
+    /// `minimumLength` (a truncated or misdescribed frame), so that such a frame is never
+    /// counted as delivered.
+    public func convert(_ source: UnsafeRawBufferPointer, into image: inout RGBImage, threads: Int = 1,
+                        parallel: any ParallelWork = DispatchParallelWork()) throws(CameraError) {
         precondition(image.width == width && image.height == height, "destination is not the converter's size")
         guard source.count >= minimumLength, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw .failed("a \(sourceWidth)×\(sourceHeight) frame arrived in \(source.count) bytes, \(minimumLength) expected")
         }
-        let width = self.width, stride = self.stride
+        // Bands of at least 16 rows: fewer for a small frame, where threads would cost more.
+        let bands = max(1, min(threads, height / 16)), height = self.height
+        image.pixels.withUnsafeMutableBufferPointer { out in
+            guard bands > 1 else { return convertRows(0..<height, source: base, destination: out.baseAddress!) }
+            let src = UInt(bitPattern: base), dst = UInt(bitPattern: out.baseAddress!)
+            parallel.perform(iterations: bands) { band in
+                self.convertRows((height * band / bands)..<(height * (band + 1) / bands),
+                                 source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!)
+            }
+        }
+    }
+
+    /// Rows `range` of the image, one loop per source format.
+    private func convertRows(_ range: Range<Int>, source base: UnsafePointer<UInt8>, destination dst: UnsafeMutablePointer<UInt8>) {
+        let width = self.width, stride = self.stride, sourceHeight = self.sourceHeight
         columns.withUnsafeBufferPointer { cols in
             rows.withUnsafeBufferPointer { rowIndex in
-                image.pixels.withUnsafeMutableBufferPointer { out in
-                    let dst = out.baseAddress!
-                    for y in 0..<height {
-                        let sy = rowIndex[y]
-                        let d = dst + y * width * 3
-                        switch format {
-                        case .xrgb8888, .rgb888, .bgr888:
-                            let bpp = format == .xrgb8888 ? 4 : 3
-                            let swap = format != .bgr888
-                            let row = base + sy * stride
-                            for x in 0..<width {
-                                let p = row + cols[x] * bpp
-                                d[x * 3] = swap ? p[2] : p[0]
-                                d[x * 3 + 1] = p[1]
-                                d[x * 3 + 2] = swap ? p[0] : p[2]
-                            }
-                        case .yuv420, .nv12:
-                            let yRow = base + sy * stride
-                            let chromaBase = base + stride * sourceHeight
-                            let chromaStride = format == .nv12 ? stride : stride / 2
-                            let uPlane = chromaBase
-                            let vPlane = chromaBase + chromaStride * (sourceHeight / 2)
-                            for x in 0..<width {
-                                let sx = cols[x]
-                                let yv = Int(yRow[sx])
-                                let u: Int, v: Int
-                                if format == .nv12 {
-                                    let c = uPlane + (sy / 2) * chromaStride + (sx / 2) * 2
-                                    u = Int(c[0])
-                                    v = Int(c[1])
-                                } else {
-                                    u = Int(uPlane[(sy / 2) * chromaStride + sx / 2])
-                                    v = Int(vPlane[(sy / 2) * chromaStride + sx / 2])
-                                }
-                                // BT.601 limited range in 16.16 fixed point.
-                                let c = (yv - 16) * 76284
-                                let dU = u - 128, dV = v - 128
-                                let r = (c + 104595 * dV) >> 16
-                                let g = (c - 25690 * dU - 53281 * dV) >> 16
-                                let b = (c + 132186 * dU) >> 16
-                                d[x * 3] = UInt8(clamping: r)
-                                d[x * 3 + 1] = UInt8(clamping: g)
-                                d[x * 3 + 2] = UInt8(clamping: b)
-                            }
+                switch format {
+                case .xrgb8888, .rgb888, .bgr888:
+                    let bpp = format == .xrgb8888 ? 4 : 3
+                    let swap = format != .bgr888
+                    for y in range {
+                        let row = base + rowIndex[y] * stride, d = dst + y * width * 3
+                        for x in 0..<width {
+                            let p = row + cols[x] * bpp
+                            d[x * 3] = swap ? p[2] : p[0]
+                            d[x * 3 + 1] = p[1]
+                            d[x * 3 + 2] = swap ? p[0] : p[2]
+                        }
+                    }
+                case .yuv420:
+                    let chromaStride = stride / 2
+                    let uPlane = base + stride * sourceHeight, vPlane = uPlane + chromaStride * (sourceHeight / 2)
+                    for y in range {
+                        let sy = rowIndex[y], d = dst + y * width * 3
+                        let yRow = base + sy * stride, uRow = uPlane + (sy / 2) * chromaStride, vRow = vPlane + (sy / 2) * chromaStride
+                        for x in 0..<width {
+                            let sx = cols[x]
+                            Self.store(y: yRow[sx], u: uRow[sx >> 1], v: vRow[sx >> 1], to: d + x * 3)
+                        }
+                    }
+                case .nv12:
+                    let chroma = base + stride * sourceHeight
+                    for y in range {
+                        let sy = rowIndex[y], d = dst + y * width * 3
+                        let yRow = base + sy * stride, uvRow = chroma + (sy / 2) * stride
+                        for x in 0..<width {
+                            let sx = cols[x], c = (sx >> 1) * 2
+                            Self.store(y: yRow[sx], u: uvRow[c], v: uvRow[c + 1], to: d + x * 3)
                         }
                     }
                 }
             }
         }
+    }
+
+    /// One BT.601 limited-range Y′CbCr pixel as 8-bit RGB, in 16.16 fixed point.
+    @inline(__always)
+    private static func store(y: UInt8, u: UInt8, v: UInt8, to d: UnsafeMutablePointer<UInt8>) {
+        let c = (Int(y) - 16) * 76284
+        let dU = Int(u) - 128, dV = Int(v) - 128
+        d[0] = UInt8(clamping: (c + 104595 * dV) >> 16)
+        d[1] = UInt8(clamping: (c - 25690 * dU - 53281 * dV) >> 16)
+        d[2] = UInt8(clamping: (c + 132186 * dU) >> 16)
     }
 }

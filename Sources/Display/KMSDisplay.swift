@@ -181,6 +181,8 @@ public final class KMSDisplay: DisplaySink {
     public let height: Int
     public var closeRequested: Bool { false }
     public let configuration: KMSConfiguration
+    /// The scan-out conversion runs on every core: the frame waits for it.
+    private let threads = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     public var devicePath: String { card.path }
     public let connectorName: String
     /// False while the connector is unplugged (or the device stopped answering).
@@ -398,7 +400,8 @@ public final class KMSDisplay: DisplaySink {
             map.clear(buffer.pixels, pitch: buffer.pitch)
             buffer.clearedFor = mapGeneration
         }
-        map.convert(frame, into: buffer.pixels, pitch: buffer.pitch, format: configuration.format)
+        map.convert(frame, into: buffer.pixels, pitch: buffer.pitch, format: configuration.format,
+                    threads: threads)
         while pending != nil {
             guard waitForFlip(timeoutMS: 500) else { return }
         }

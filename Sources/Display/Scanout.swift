@@ -125,13 +125,30 @@ public struct ScanoutMap: Sendable, Equatable {
     /// Writes `frame` (sourceWidth × sourceHeight) into a buffer of bufferWidth × bufferHeight
     /// pixels, `pitch` bytes per row. Only the content rectangle is written (the bars are
     /// cleared once, by `clear`). Allocates nothing.
-    public func convert(_ frame: RGBImage, into base: UnsafeMutableRawPointer, pitch: Int, format: ScanoutFormat) {
+    public func convert(_ frame: RGBImage, into base: UnsafeMutableRawPointer, pitch: Int, format: ScanoutFormat,
+                        threads: Int = 1, parallel: any ParallelWork = DispatchParallelWork()) {
         precondition(frame.width == sourceWidth && frame.height == sourceHeight, "frame size does not match the scan-out map")
-        let width = contentWidth
-        guard width > 0 else { return }
+        guard contentWidth > 0 else { return }
+        let height = contentHeight
+        // Bands of at least 16 rows side by side: fewer for a small frame.
+        let bands = max(1, min(threads, height / 16))
         frame.pixels.withUnsafeBufferPointer { src in
-            columnOffsets.withUnsafeBufferPointer { cols in
-                for j in 0..<contentHeight {
+            guard bands > 1 else { return convertRows(0..<height, source: src.baseAddress!, into: base, pitch: pitch, format: format) }
+            let s = UInt(bitPattern: src.baseAddress!), b = UInt(bitPattern: base)
+            parallel.perform(iterations: bands) { band in
+                self.convertRows((height * band / bands)..<(height * (band + 1) / bands), source: UnsafePointer(bitPattern: s)!,
+                                 into: UnsafeMutableRawPointer(bitPattern: b)!, pitch: pitch, format: format)
+            }
+        }
+    }
+
+    /// Rows `range` of the content rectangle.
+    private func convertRows(_ range: Range<Int>, source src: UnsafePointer<UInt8>, into base: UnsafeMutableRawPointer, pitch: Int,
+                             format: ScanoutFormat) {
+        let width = contentWidth
+        columnOffsets.withUnsafeBufferPointer { cols in
+            rowOffsets.withUnsafeBufferPointer { rowOffsets in
+                for j in range {
                     let rowOffset = rowOffsets[j]
                     let line = base + (contentY + j) * pitch
                     switch format {

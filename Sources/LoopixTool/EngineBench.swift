@@ -103,10 +103,12 @@ enum EngineBench {
             engine("halo", FilmLook(preset: BuiltinPresets.cinestill800t, settings: RenderSettings(intensity: 1)), .all, threads: cores)
             engine("no halo", FilmLook(preset: unhalated, settings: RenderSettings(intensity: 1)), .all, threads: cores)
             engine("stamp", FilmLook(preset: preset, settings: RenderSettings(intensity: 1, dateStamp: "'98 11 30")), .all, threads: cores)
+            var previews: [PreviewFrame] = []
             if name != "12 MP" {
                 for (key, threads) in [("preview 1", 1), ("preview", cores)] {
                     let preview = PreviewFrame(frame: frame, look: full, presetName: preset.name, threads: threads)
                     rounds.add(key) { () throws(ToolError) -> Double in try preview.time(window: settings.window) }
+                    previews.append(preview)
                 }
             }
             var peer: FFmpegPeer?
@@ -136,6 +138,9 @@ enum EngineBench {
                 let preview = rounds.stats("preview"), one = rounds.stats("preview 1")
                 f.rows.append(("\(name) preview frame (camera YUV → RGB, engine, interface, scan-out), 1 core / \(cores)",
                                one.text(" ms") + " / " + preview.text(" ms") + " of the 33.3 ms budget"))
+                for preview in previews {
+                    f.rows.append(("\(name) preview frame's parts, \(preview.threads) core\(preview.threads == 1 ? "" : "s") (means)", preview.partsText))
+                }
                 f.piRows.append("\(name) preview frame: " + PiEstimate.boards.map { board in
                     String(format: "%@ %.0f ms", board.name, board.allCores(oneCoreHere: one.median))
                 }.joined(separator: ", "))
@@ -224,8 +229,11 @@ enum EngineBench {
         private let renderer: FilmRenderer
         private let map: ScanoutMap
         private let scanout: UnsafeMutableRawPointer
-        private let threads: Int
+        let threads: Int
         private var grainFrame: UInt64 = 0
+        /// Nanoseconds spent in each part over all frames made: YUV → RGB, engine, interface, scan-out.
+        private var partNs: [UInt64] = [0, 0, 0, 0]
+        private var frames: UInt64 = 0
 
         init(frame: RGBImage, look: FilmLook, presetName: String, threads: Int) {
             let w = frame.width, h = frame.height
@@ -260,16 +268,32 @@ enum EngineBench {
             return nsPerPixel / 1e6
         }
 
+        /// Where a frame's time goes, in mean ms a frame.
+        var partsText: String {
+            let names = ["YUV → RGB", "engine", "interface", "scan-out"]
+            return zip(names, partNs).map { String(format: "%@ %.2f ms", $0, Double($1) / Double(max(1, frames)) / 1e6) }.joined(separator: ", ")
+        }
+
         private func frame() throws {
-            try yuv.withUnsafeBytes { try converter.convert($0, into: &camera) }
+            let t0 = MonotonicClock.now()
+            try yuv.withUnsafeBytes { try converter.convert($0, into: &camera, threads: threads) }
+            let t1 = MonotonicClock.now()
             grainFrame &+= 1
             camera.pixels.withUnsafeBufferPointer { src in
                 composed.pixels.withUnsafeMutableBufferPointer { dst in
                     renderer.render(source: src.baseAddress!, destination: dst.baseAddress!, grainFrame: grainFrame, threads: threads)
                 }
             }
+            let t2 = MonotonicClock.now()
             overlay.draw(model, on: &composed)
-            map.convert(composed, into: scanout, pitch: composed.width * 4, format: .xrgb8888)
+            let t3 = MonotonicClock.now()
+            map.convert(composed, into: scanout, pitch: composed.width * 4, format: .xrgb8888, threads: threads)
+            let t4 = MonotonicClock.now()
+            partNs[0] += t1 - t0
+            partNs[1] += t2 - t1
+            partNs[2] += t3 - t2
+            partNs[3] += t4 - t3
+            frames += 1
         }
 
         /// The frame as a camera delivers it for the preview: planar YUV 4:2:0 (BT.601, full range).

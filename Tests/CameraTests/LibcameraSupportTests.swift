@@ -48,6 +48,22 @@ final class PixelConversionTests: XCTestCase {
         XCTAssertEqual(Set(image.pixels), [255])
     }
 
+    /// Converted in bands on several threads, every format gives the same bytes as on one.
+    func testBandsOnSeveralThreadsGiveTheSameImage() throws {
+        let w = 96, h = 70
+        var bytes = [UInt8](repeating: 0, count: w * 4 * h)
+        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
+        for (format, stride) in [(CameraPixelFormat.xrgb8888, w * 4), (.bgr888, w * 3), (.yuv420, w), (.nv12, w)] {
+            // Scaled down and centre-cropped, so the row and column tables are not the identity.
+            let converter = FrameConverter(format: format, sourceWidth: w, sourceHeight: h, stride: stride, width: 60, height: 40)
+            var one = RGBImage(width: 60, height: 40), three = RGBImage(width: 60, height: 40)
+            try bytes.withUnsafeBytes { try converter.convert($0, into: &one) }
+            try bytes.withUnsafeBytes { try converter.convert($0, into: &three, threads: 3) }
+            XCTAssertEqual(one, three, "\(format)")
+            XCTAssertNotEqual(Set(one.pixels).count, 1, "\(format): a picture, not one value")
+        }
+    }
+
     func testAShortBufferIsAnErrorAndLeavesTheImageAlone() {
         // A 2×2 BGR888 frame needs 12 bytes; 11 arrive (a truncated or misdescribed buffer).
         let src = [UInt8](repeating: 200, count: 11)

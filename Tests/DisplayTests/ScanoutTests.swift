@@ -105,6 +105,21 @@ final class ScanoutTests: XCTestCase {
         XCTAssertEqual(buffer[10 * pitch + 3], 0xFF, "X byte opaque")
     }
 
+    /// In bands on several threads, every rotation and format fills the buffer as one thread does.
+    func testBandsOnSeveralThreadsFillTheSameBuffer() {
+        let frame = coordinateFrame(64, 48)
+        for rotation in ScreenRotation.allCases {
+            for format in [ScanoutFormat.xrgb8888, .rgb565] {
+                let map = ScanoutMap(sourceWidth: 64, sourceHeight: 48, bufferWidth: 100, bufferHeight: 90, rotation: rotation)
+                let pitch = 100 * 4
+                var one = [UInt8](repeating: 0, count: pitch * 90), four = one
+                one.withUnsafeMutableBytes { map.convert(frame, into: $0.baseAddress!, pitch: pitch, format: format) }
+                four.withUnsafeMutableBytes { map.convert(frame, into: $0.baseAddress!, pitch: pitch, format: format, threads: 4) }
+                XCTAssertEqual(one, four, "\(rotation) \(format)")
+            }
+        }
+    }
+
     func testRGB565Conversion() {
         var frame = RGBImage(width: 2, height: 1)
         frame.pixels = [255, 0, 0, 0, 255, 255]
