@@ -46,7 +46,11 @@ static toff_t buffer_size(thandle_t h) { return (toff_t)((loopix_tiff_buffer *)h
 static int buffer_map(thandle_t h, void **base, toff_t *size) { (void)h; (void)base; (void)size; return 0; }
 static void buffer_unmap(thandle_t h, void *base, toff_t size) { (void)h; (void)base; (void)size; }
 
-TIFF *loopix_tiff_open_buffer(loopix_tiff_buffer *buffer, const char *name) {
+TIFF *loopix_tiff_open_buffer(loopix_tiff_buffer *buffer, const char *name, size_t expected) {
+    if (expected > 0 && !buffer->data) {
+        buffer->data = malloc(expected);
+        if (buffer->data) buffer->capacity = expected;
+    }
     return TIFFClientOpen(name, "w", (thandle_t)buffer, buffer_read, buffer_write, buffer_seek, buffer_close,
                           buffer_size, buffer_map, buffer_unmap);
 }

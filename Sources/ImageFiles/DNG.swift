@@ -41,12 +41,15 @@ public enum RawNegative {
     /// `metadata` gives make, model, orientation, date; `recipe` goes into the XMP packet.
     public static func write(_ mosaic: BayerMosaic, to path: String, metadata: PhotoMetadata, recipe: DevelopRecipe?,
                              uniqueCameraModel: String, replace: Bool = false) throws {
-        let bytes = try encode(mosaic, metadata: metadata, recipe: recipe, uniqueCameraModel: uniqueCameraModel, path: path)
-        try AtomicFile.write(bytes, to: path, replace: replace)
+        try encode(mosaic, metadata: metadata, recipe: recipe, uniqueCameraModel: uniqueCameraModel, path: path) { bytes in
+            try AtomicFile.write(to: path, replace: replace) { write in try write(bytes) }
+        }
     }
 
+    /// Makes the DNG in memory and hands its bytes to `use` (they live only during the call:
+    /// no second copy of a 24 MB negative).
     static func encode(_ mosaic: BayerMosaic, metadata m: PhotoMetadata, recipe: DevelopRecipe?, uniqueCameraModel: String,
-                       path: String) throws -> [UInt8] {
+                       path: String, _ use: (UnsafeRawBufferPointer) throws -> Void) throws {
         loopix_tiff_keep_messages()
         _ = loopix_tiff_last_error()
         let buffer = UnsafeMutablePointer<loopix_tiff_buffer>.allocate(capacity: 1)
@@ -55,7 +58,8 @@ public enum RawNegative {
             loopix_tiff_buffer_free(buffer)
             buffer.deallocate()
         }
-        guard let tif = loopix_tiff_open_buffer(buffer, path) else { throw failure(path, "opening a TIFF in memory") }
+        let expected = mosaic.samples.count * 2 + 65_536  // the data, then tags, XMP and EXIF
+        guard let tif = loopix_tiff_open_buffer(buffer, path, expected) else { throw failure(path, "opening a TIFF in memory") }
         var closed = false
         defer { if !closed { TIFFClose(tif) } }
 
@@ -114,7 +118,7 @@ public enum RawNegative {
         if buffer.pointee.failed != 0 { throw ImageFileError.raw(path: path, action: "writing the DNG in memory", message: "out of memory") }
         let message = String(cString: loopix_tiff_last_error())
         if !message.isEmpty { throw ImageFileError.raw(path: path, action: "finishing the DNG", message: message) }
-        return Array(UnsafeBufferPointer(start: buffer.pointee.data, count: buffer.pointee.size))
+        try use(UnsafeRawBufferPointer(start: buffer.pointee.data, count: buffer.pointee.size))
     }
 
     /// The recipe in a DNG's XMP packet; nil when it has none (a DNG from another camera).
@@ -204,10 +208,12 @@ public enum RawNegative {
             }
         }
         try check(libraw_open_file(raw, path), "opening it with libraw")
+        // libraw works on 4 × 16 bits a photosite beside the raw data and the result: about 16
+        // bytes a photosite at its peak, where the limit allows 10 a pixel.
         let width = Int(raw.pointee.sizes.iwidth), height = Int(raw.pointee.sizes.iheight)
-        guard width * height <= limit.maxPixels else {
+        guard width * height * 16 <= limit.maxPixels * 10 else {
             throw ImageFileError.raw(path: path, action: "checking its size",
-                                     message: "\(width)×\(height) photosites exceed the limit of \(limit) \(limit.origin)")
+                                     message: "\(width)×\(height) photosites exceed the limit of \(limit) \(limit.origin) (a raw develop needs 16 bytes a photosite to the 10 a pixel the limit allows)")
         }
         raw.pointee.params.use_camera_wb = 1
         raw.pointee.params.use_camera_matrix = 1

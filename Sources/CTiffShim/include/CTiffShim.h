@@ -15,7 +15,9 @@ typedef struct loopix_tiff_buffer {
     int failed;  // an allocation failed: the TIFF is incomplete
 } loopix_tiff_buffer;
 
-TIFF *loopix_tiff_open_buffer(loopix_tiff_buffer *buffer, const char *name);
+// `expected`: the bytes the file will take about (a 12 MP negative's 24 MB), allocated at once so
+// the buffer does not grow by copies; 0 for none.
+TIFF *loopix_tiff_open_buffer(loopix_tiff_buffer *buffer, const char *name, size_t expected);
 void loopix_tiff_buffer_free(loopix_tiff_buffer *buffer);
 
 // Installs handlers that keep libtiff's last error (and drop its warnings) for this thread.
