@@ -75,11 +75,14 @@ public enum TimelapseCommand {
                 log("loopix: \(error.message); left out of the timelapse")
                 continue
             }
-            do {
-                try frame.pixels.withUnsafeBufferPointer { p throws(VideoError) in
+            // (A Result, not a typed throw through the closure: Swift 6.0.3's compiler crashes on that.)
+            let encoded = frame.pixels.withUnsafeBufferPointer { p -> Result<Void, VideoError> in
+                do throws(VideoError) {
                     _ = try clip.encode(rgb: p.baseAddress!, stride: frame.width * 3, time: Double(frames) / Double(fps))
-                }
-            } catch { throw ToolError("\(output): encoding \(path): \(error)") }
+                    return .success(())
+                } catch { return .failure(error) }
+            }
+            if case .failure(let error) = encoded { throw ToolError("\(output): encoding \(path): \(error)") }
             frames += 1
         }
         guard let clip = writer, frames > 0 else { throw ToolError("\(output): no photo could be read; no clip made") }
