@@ -214,12 +214,13 @@ public final class CaptureQueue: Sendable {
         }
         // The negative before the look changes the still; a DNG that cannot be written is
         // reported, and the photo saved all the same.
+        let meta = photoMetadata(job)
         var rawProblem: String? = nil
         if job.saveRaw {
             if let raw = job.still.raw {
                 let negative = (job.path as NSString).deletingPathExtension + ".DNG"
                 do {
-                    try RawNegative.write(raw(image), to: negative, metadata: photoMetadata(job), recipe: recipe(job),
+                    try RawNegative.write(raw(image), to: negative, metadata: meta, recipe: recipe(job),
                                           uniqueCameraModel: "Loopix \(job.lens.sensorModel)")
                     written += fileSize(negative)
                 } catch {
@@ -233,7 +234,6 @@ public final class CaptureQueue: Sendable {
                                                                         dateStamp: job.dateStamp))
         FilmRenderer(look: look, width: image.width, height: image.height).render(&image, grainFrame: job.grainFrame, threads: threads, parallel: parallel)
         if job.watermark { Watermark.draw(on: &image) }
-        let meta = photoMetadata(job)
         var heic = encoding.heic
         heic.parallel = parallel
         for path in try job.format.write(image, to: job.path, metadata: meta, heic: heic, jpegQuality: encoding.jpegQuality) {

@@ -189,9 +189,8 @@ public final class LibcameraCamera: CameraSource {
             guard rc == 0 else { throw Self.error(rc, "waiting for a frame") }
             defer { CLibcameraShim_releaseFrame(open, f.cookie) }
             guard f.stream == 0 else { continue }
-            // On every core: the preview's frame waits for it (a Pi's single core takes ms).
             try converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &frame,
-                                  threads: ProcessInfo.processInfo.activeProcessorCount)
+                                  threads: Self.conversionThreads)
             return Self.metadata(f)
         }
     }
@@ -199,6 +198,10 @@ public final class LibcameraCamera: CameraSource {
     /// True where the pipeline streams a still beside the viewfinder (the Pi's); false where a
     /// still means reconfiguring (vimc).
     public var stillsWhileStreaming: Bool { stillTogether }
+
+    /// The preview frame's conversion runs on every core: the frame waits for it (one of a
+    /// Pi's cores takes milliseconds).
+    private static let conversionThreads = ProcessInfo.processInfo.activeProcessorCount
 
     /// Not yet: libcamera's raw stream (the Pi's packed Bayer frames, `BayerMosaic.unpackCSI2`)
     /// is not requested beside the still, so `capture.raw` saves no DNG on this backend.

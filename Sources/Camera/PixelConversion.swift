@@ -76,14 +76,10 @@ public struct FrameConverter: Sendable {
         guard source.count >= minimumLength, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw .failed("a \(sourceWidth)×\(sourceHeight) frame arrived in \(source.count) bytes, \(minimumLength) expected")
         }
-        // Bands of at least 16 rows: fewer for a small frame, where threads would cost more.
-        let bands = max(1, min(threads, height / 16)), height = self.height
         image.pixels.withUnsafeMutableBufferPointer { out in
-            guard bands > 1 else { return convertRows(0..<height, source: base, destination: out.baseAddress!) }
             let src = UInt(bitPattern: base), dst = UInt(bitPattern: out.baseAddress!)
-            parallel.perform(iterations: bands) { band in
-                self.convertRows((height * band / bands)..<(height * (band + 1) / bands),
-                                 source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!)
+            parallel.performInBands(rows: height, threads: threads) { rows in
+                self.convertRows(rows, source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!)
             }
         }
     }

@@ -129,15 +129,11 @@ public struct ScanoutMap: Sendable, Equatable {
                         threads: Int = 1, parallel: any ParallelWork = DispatchParallelWork()) {
         precondition(frame.width == sourceWidth && frame.height == sourceHeight, "frame size does not match the scan-out map")
         guard contentWidth > 0 else { return }
-        let height = contentHeight
-        // Bands of at least 16 rows side by side: fewer for a small frame.
-        let bands = max(1, min(threads, height / 16))
         frame.pixels.withUnsafeBufferPointer { src in
-            guard bands > 1 else { return convertRows(0..<height, source: src.baseAddress!, into: base, pitch: pitch, format: format) }
             let s = UInt(bitPattern: src.baseAddress!), b = UInt(bitPattern: base)
-            parallel.perform(iterations: bands) { band in
-                self.convertRows((height * band / bands)..<(height * (band + 1) / bands), source: UnsafePointer(bitPattern: s)!,
-                                 into: UnsafeMutableRawPointer(bitPattern: b)!, pitch: pitch, format: format)
+            parallel.performInBands(rows: contentHeight, threads: threads) { rows in
+                self.convertRows(rows, source: UnsafePointer(bitPattern: s)!, into: UnsafeMutableRawPointer(bitPattern: b)!,
+                                 pitch: pitch, format: format)
             }
         }
     }

@@ -10,6 +10,17 @@ public protocol ParallelWork: Sendable {
     func perform(iterations: Int, _ body: @Sendable (Int) -> Void)
 }
 
+extension ParallelWork {
+    /// `rows` split into at most `threads` bands of consecutive rows, each at least
+    /// `minimumRows` long (a small frame gets fewer: threads would cost more than they save),
+    /// run side by side; one band runs on the calling thread alone.
+    public func performInBands(rows: Int, threads: Int, minimumRows: Int = 16, _ body: @Sendable (Range<Int>) -> Void) {
+        let bands = max(1, min(threads, rows / minimumRows))
+        guard bands > 1 else { return body(0..<rows) }
+        perform(iterations: bands) { band in body((rows * band / bands)..<(rows * (band + 1) / bands)) }
+    }
+}
+
 /// Dispatch's `concurrentPerform`: the global pool, at the caller's priority.
 public struct DispatchParallelWork: ParallelWork {
     public init() {}

@@ -184,6 +184,13 @@ public enum RawNegative {
 
     // MARK: Developing with libraw
 
+    /// Whether the file starts as TIFF does: DNG and most cameras' own raw files.
+    public static func isTIFFBased(path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        return ExifReader.hasTIFFHeader([UInt8](handle.readData(ofLength: 4)))
+    }
+
     /// A raw file demosaiced, with what libraw read of the camera and the exposure (nil where
     /// the file does not say).
     public struct Developed: Sendable {

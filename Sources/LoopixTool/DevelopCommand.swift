@@ -214,7 +214,7 @@ public enum DevelopCommand {
     /// Reads a photo (JPEG, PNG, HEIC) or a raw negative (a TIFF-based raw: DNG and most
     /// cameras' own), by its first bytes.
     static func readSource(_ path: String, limit: PixelLimit) throws -> Source {
-        if isRawNegative(path) {
+        if RawNegative.isTIFFBased(path: path) {
             let negative = try RawNegative.develop(path: path, limit: limit)
             let date = negative.captureDate ?? fileDate(path)
             var metadata = PhotoMetadata(make: negative.make, model: negative.model, date: date, orientation: 1)
@@ -227,14 +227,6 @@ public enum DevelopCommand {
         // The source's camera, exposure, capture time and GPS, upright pixels (orientation 1).
         return Source(image: photo.image, metadata: PhotoMetadata(date: Date(), orientation: 1, sourceExif: photo.exif),
                       captureDate: captureDate(of: photo, path: path), recipe: nil)
-    }
-
-    /// Whether the file starts as TIFF does (II*\0 or MM\0*): DNG and TIFF-based raw files.
-    static func isRawNegative(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        let start = [UInt8](handle.readData(ofLength: 4))
-        return start == [0x49, 0x49, 0x2A, 0] || start == [0x4D, 0x4D, 0, 0x2A]
     }
 
     static func fileDate(_ path: String) -> Date {

@@ -135,12 +135,7 @@ final class DaemonCaptureTests: XCTestCase {
         try d.start()
         defer { d.stop() }
 
-        let waiter = Process()
-        waiter.executableURL = URL(fileURLWithPath: DaemonHarness.loopix)
-        waiter.arguments = ["ctl", "wait-saved", "2", "--socket", d.socketPath]
-        let out = Pipe()
-        waiter.standardOutput = out
-        try waiter.run()
+        let (waiter, out) = try startWaitSaved(2, socket: d.socketPath)
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertTrue(waiter.isRunning, "nothing saved yet: it waits")
         var taken: [String] = []

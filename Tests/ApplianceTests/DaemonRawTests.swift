@@ -19,16 +19,8 @@ final class DaemonRawTests: XCTestCase {
     }
 
     func loopix(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: DaemonHarness.loopix)
-        p.arguments = arguments
-        let pipe = Pipe()
-        p.standardError = pipe
-        p.standardOutput = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let (status, out, err) = try runTool(DaemonHarness.loopix, arguments)
+        return (status, out + err)
     }
 
     func testTheNegativeBesideThePhotoDevelopsAgainAsTakenAndWithAnotherLook() throws {

@@ -218,12 +218,7 @@ final class DaemonVideoTests: XCTestCase {
         let d = try DaemonHarness(extraConfig: Self.video + #", "capture": { "afterSave": { "command": ["\#(hook)", "{path}"] } }"#)
         try d.start()
         defer { d.stop() }
-        let waiter = Process()
-        waiter.executableURL = URL(fileURLWithPath: DaemonHarness.loopix)
-        waiter.arguments = ["ctl", "wait-saved", "1", "--socket", d.socketPath]
-        let out = Pipe()
-        waiter.standardOutput = out
-        try waiter.run()
+        let (waiter, out) = try startWaitSaved(1, socket: d.socketPath)
         let clip = try XCTUnwrap(d.request(#"{"cmd":"record","action":"start"}"#)["path"] as? String)
         Thread.sleep(forTimeInterval: 1.5)
         XCTAssertTrue(waiter.isRunning, "a clip being recorded is not saved yet")

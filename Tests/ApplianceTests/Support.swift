@@ -30,3 +30,15 @@ func means(_ image: RGBImage) -> SIMD3<Double> {
     }
     return sum / Double(image.pixelCount)
 }
+
+/// `loopix ctl wait-saved COUNT` started against the daemon at `socket`: the process and the
+/// pipe its standard output (the saved paths) goes to.
+func startWaitSaved(_ count: Int, socket: String) throws -> (Process, Pipe) {
+    let waiter = Process()
+    waiter.executableURL = URL(fileURLWithPath: DaemonHarness.loopix)
+    waiter.arguments = ["ctl", "wait-saved", "\(count)", "--socket", socket]
+    let out = Pipe()
+    waiter.standardOutput = out
+    try waiter.run()
+    return (waiter, out)
+}
