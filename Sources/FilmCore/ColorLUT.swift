@@ -1,11 +1,18 @@
 /// Every per-pixel colour stage baked into one 3D table over 8-bit display-encoded input,
-/// interpolated tetrahedrally in fixed point. Entries are 8.8 fixed-point display values
-/// (0 … 255 × 256) packed as four UInt16 (the fourth unused), 8 bytes each, so a 33³ table
-/// is 287 KB and stays in a Pi's L2 cache.
+/// interpolated tetrahedrally in fixed point. An entry is one UInt64 holding the three
+/// display values in 1/32nds of a level (0 … 255 × 32) in fields of 21 bits (red in the low
+/// bits), so a 33³ table is 287 KB and stays in a Pi's L2 cache, and a lookup weighs four
+/// whole entries — four multiplies — instead of twelve channels: a value times a weight
+/// (≤ 256) and the sum of the four (whose weights add up to 256) stay below 2²¹, so no field
+/// carries into the next.
 public struct ColorLUT: Sendable {
     public static let defaultGridSize = 33
     public let gridSize: Int
-    let entries: [SIMD4<UInt16>]
+    /// Steps of a level an entry's field counts, and the fields' width.
+    static let fieldScale = 32
+    static let fieldBits: UInt64 = 21
+    static let fieldMask: UInt64 = (1 << 21) - 1
+    let entries: [UInt64]
     /// Per 8-bit input level: the lattice index along the axis (already multiplied by the
     /// axis stride for green and blue) and the fraction to the next point in 1/256ths.
     let redBase: [Int32]
@@ -20,13 +27,14 @@ public struct ColorLUT: Sendable {
         precondition(gridSize >= 2 && gridSize <= 256, "LUT grid size out of range")
         self.gridSize = gridSize
         let n = gridSize, last = Double(n - 1)
-        var entries = [SIMD4<UInt16>](repeating: .zero, count: n * n * n)
+        var entries = [UInt64](repeating: 0, count: n * n * n)
+        let top = Double(255 * Self.fieldScale)
         for b in 0..<n {
             for g in 0..<n {
                 for r in 0..<n {
                     let out = ColorMath.clamp01(transform(SIMD3(Double(r), Double(g), Double(b)) / last))
-                    let q = (out * Double(65280)).rounded(.toNearestOrAwayFromZero)
-                    entries[r + g * n + b * n * n] = SIMD4(UInt16(q.x), UInt16(q.y), UInt16(q.z), 0)
+                    let q = (out * top).rounded(.toNearestOrAwayFromZero)
+                    entries[r + g * n + b * n * n] = Self.pack(UInt64(q.x), UInt64(q.y), UInt64(q.z))
                 }
             }
         }
@@ -49,20 +57,31 @@ public struct ColorLUT: Sendable {
                    y + z, 0, y + z, x + y, x + z, x + z, 0, x + y]
     }
 
+    static func pack(_ r: UInt64, _ g: UInt64, _ b: UInt64) -> UInt64 {
+        r | g << fieldBits | b << (2 * fieldBits)
+    }
+
+    /// An entry's three fields (1/32nds of a level, or weighted sums of them).
+    @inline(__always)
+    static func unpack(_ e: UInt64) -> (UInt64, UInt64, UInt64) {
+        (e & fieldMask, (e >> fieldBits) & fieldMask, e >> (2 * fieldBits))
+    }
+
     /// The identity (for timing other stages alone).
     public static let identity = ColorLUT { $0 }
 
     /// The LUT as `.cube` text, for tools that read that format (ffmpeg's lut3d, Resolve).
     public func cube(title: String?) -> CubeLUT {
         CubeLUT(title: title, size: gridSize, table: entries.map {
-            SIMD3<Float>(Float($0.x), Float($0.y), Float($0.z)) / 65280
+            let (r, g, b) = Self.unpack($0)
+            return SIMD3<Float>(Float(r), Float(g), Float(b)) / Float(255 * Self.fieldScale)
         })
     }
 }
 
 /// Raw pointers into a `ColorLUT`, valid while the LUT is alive; used by the inner loop.
 struct ColorLUTView {
-    let entries: UnsafePointer<SIMD4<UInt16>>
+    let entries: UnsafePointer<UInt64>
     let redBase: UnsafePointer<Int32>
     let greenBase: UnsafePointer<Int32>
     let blueBase: UnsafePointer<Int32>
@@ -74,7 +93,7 @@ struct ColorLUTView {
     /// ordering index k = (fx ≥ fy) << 2 | (fy ≥ fz) << 1 | (fx ≥ fz) (k = 1 and 6 cannot occur).
     let corners: UnsafePointer<Int32>
 
-    init(entries: UnsafePointer<SIMD4<UInt16>>, redBase: UnsafePointer<Int32>, greenBase: UnsafePointer<Int32>,
+    init(entries: UnsafePointer<UInt64>, redBase: UnsafePointer<Int32>, greenBase: UnsafePointer<Int32>,
          blueBase: UnsafePointer<Int32>, fraction: UnsafePointer<Int32>, corners: UnsafePointer<Int32>, gridSize n: Int) {
         self.entries = entries
         self.corners = corners
@@ -86,8 +105,8 @@ struct ColorLUTView {
         strideB = n * n
     }
 
-    /// 8.8 fixed-point output for one 8-bit RGB input: tetrahedral interpolation without
-    /// branches. The tetrahedron's corners are c000, A (the axis of the largest fraction),
+    /// 8.8 fixed-point output (0 … 65280) for one 8-bit RGB input: tetrahedral interpolation
+    /// without branches. The tetrahedron's corners are c000, A (the axis of the largest fraction),
     /// B (the two largest axes) and c111, weighted 256 − f1, f1 − f2, f2 − f3 and f3 for the
     /// fractions sorted f1 ≥ f2 ≥ f3.
     @inline(__always)
@@ -99,14 +118,17 @@ struct ColorLUTView {
         let oA = Int(corners[k]), oB = Int(corners[k &+ 8])
         let f1 = max(fx, max(fy, fz)), f3 = min(fx, min(fy, fz))
         let f2 = fx &+ fy &+ fz &- f1 &- f3
-        let w0 = 256 &- f1, wA = f1 &- f2, wB = f2 &- f3
-        // Four UInt16 per node (r, g, b, unused).
-        let e = UnsafeRawPointer(entries).assumingMemoryBound(to: UInt16.self)
-        let p0 = e + node &* 4, pA = e + (node &+ oA) &* 4, pB = e + (node &+ oB) &* 4
-        let p1 = e + (node &+ 1 &+ strideG &+ strideB) &* 4
-        @inline(__always) func channel(_ c: Int) -> Int32 {
-            (Int32(p0[c]) &* w0 &+ Int32(pA[c]) &* wA &+ Int32(pB[c]) &* wB &+ Int32(p1[c]) &* f3 &+ 128) &>> 8
-        }
-        return (channel(0), channel(1), channel(2))
+        let w0 = UInt64(truncatingIfNeeded: 256 &- f1), wA = UInt64(truncatingIfNeeded: f1 &- f2)
+        let wB = UInt64(truncatingIfNeeded: f2 &- f3), w1 = UInt64(truncatingIfNeeded: f3)
+        // All three channels at once: each field is Σ value × weight < 2²¹ (see `ColorLUT`).
+        // The rounding term makes each field's sum/256 × 8 (1/32nds to 1/256ths) round.
+        let sum = entries[node] &* w0 &+ entries[node &+ oA] &* wA &+ entries[node &+ oB] &* wB
+            &+ entries[node &+ 1 &+ strideG &+ strideB] &* w1 &+ Self.rounding
+        let (r, g, b) = ColorLUT.unpack(sum)
+        return (Int32(truncatingIfNeeded: r &>> 5), Int32(truncatingIfNeeded: g &>> 5), Int32(truncatingIfNeeded: b &>> 5))
     }
+
+    /// Half of the last step in each field: sum/256 is in 1/32nds and the output in 1/256ths,
+    /// so the output is sum >> 5, rounded by 16.
+    static let rounding = ColorLUT.pack(16, 16, 16)
 }

@@ -107,4 +107,56 @@ final class FastPathTests: XCTestCase {
             XCTAssertEqual(a.z, b.z, accuracy: 2.0 / 255)
         }
     }
+
+    /// The packed lookup (three channels in one UInt64, four multiplies) against the same
+    /// tetrahedral interpolation done per channel in Double on the LUT's own lattice, for
+    /// lattices at the extremes — every entry white, one channel full and its neighbours
+    /// black, a steep ramp — and every input level along each axis: within 1/256 of a level
+    /// (the 1/32-level entries' rounding), so no field ever carries into the next.
+    func testPackedLookupIsTetrahedralInterpolationWithoutCarries() {
+        let transforms: [(String, (SIMD3<Double>) -> SIMD3<Double>)] = [
+            ("white", { _ in SIMD3(1, 1, 1) }),
+            ("green only", { _ in SIMD3(0, 1, 0) }),
+            ("red and blue", { _ in SIMD3(1, 0, 1) }),
+            ("steep", { c in SIMD3(c.x * c.x, (c.y * 4).truncatingRemainder(dividingBy: 1), 1 - c.z) }),
+        ]
+        for (name, transform) in transforms {
+            let lut = ColorLUT(gridSize: 9, transform: transform)
+            let n = lut.gridSize, top = Double(255 * ColorLUT.fieldScale)
+            func node(_ r: Int, _ g: Int, _ b: Int) -> SIMD3<Double> {
+                let (x, y, z) = ColorLUT.unpack(lut.entries[r + g * n + b * n * n])
+                return SIMD3(Double(x), Double(y), Double(z)) / top * 65280
+            }
+            /// Tetrahedral interpolation in Double with the fast path's own lattice positions.
+            func expected(_ r: Int, _ g: Int, _ b: Int) -> SIMD3<Double> {
+                let i = [r, g, b].map { Int(lut.redBase[$0]) }, f = [r, g, b].map { Double(lut.fraction[$0]) / 256 }
+                let order = [0, 1, 2].sorted { f[$0] > f[$1] || (f[$0] == f[$1] && $0 < $1) }
+                var p = i, sum = node(p[0], p[1], p[2]) * (1 - f[order[0]])
+                for (k, axis) in order.enumerated() {
+                    p[axis] += 1
+                    let next = k < 2 ? f[order[k + 1]] : 0
+                    sum += node(p[0], p[1], p[2]) * (f[axis] - next)
+                }
+                return sum
+            }
+            lut.entries.withUnsafeBufferPointer { e in
+            lut.redBase.withUnsafeBufferPointer { rb in
+            lut.greenBase.withUnsafeBufferPointer { gb in
+            lut.blueBase.withUnsafeBufferPointer { bb in
+            lut.fraction.withUnsafeBufferPointer { fr in
+            lut.corners.withUnsafeBufferPointer { corners in
+                let view = ColorLUTView(entries: e.baseAddress!, redBase: rb.baseAddress!, greenBase: gb.baseAddress!,
+                                        blueBase: bb.baseAddress!, fraction: fr.baseAddress!, corners: corners.baseAddress!,
+                                        gridSize: n)
+                for v in 0..<256 {
+                    for (r, g, b) in [(v, 37, 200), (90, v, 3), (255, 128, v), (v, v, v), (v, 255 - v, v / 2)] {
+                        let got = view.lookup(r, g, b), want = expected(r, g, b)
+                        for (c, value) in [got.0, got.1, got.2].enumerated() {
+                            XCTAssertEqual(Double(value), want[c], accuracy: 1.01, "\(name) at (\(r), \(g), \(b)), channel \(c)")
+                        }
+                    }
+                }
+            }}}}}}
+        }
+    }
 }
