@@ -70,6 +70,33 @@ public struct ColorLUT: Sendable {
     /// The identity (for timing other stages alone).
     public static let identity = ColorLUT { $0 }
 
+    /// Converts `pixelCount` 8-bit RGB pixels through the table, rounding to 8 bits; `input` and
+    /// `output` may be the same buffer. Safe from several threads at once (it only reads).
+    public func apply(_ input: UnsafePointer<UInt8>, _ output: UnsafeMutablePointer<UInt8>, pixelCount: Int) {
+        withView { lut in
+            for px in 0..<pixelCount {
+                let i = px &* 3
+                let (r, g, b) = lut.lookup(Int(input[i]), Int(input[i &+ 1]), Int(input[i &+ 2]))
+                output[i] = UInt8(truncatingIfNeeded: (r &+ 128) &>> 8)
+                output[i &+ 1] = UInt8(truncatingIfNeeded: (g &+ 128) &>> 8)
+                output[i &+ 2] = UInt8(truncatingIfNeeded: (b &+ 128) &>> 8)
+            }
+        }
+    }
+
+    /// `body` with raw pointers into the table.
+    func withView<R>(_ body: (ColorLUTView) -> R) -> R {
+        entries.withUnsafeBufferPointer { e in
+        redBase.withUnsafeBufferPointer { rb in
+        greenBase.withUnsafeBufferPointer { gb in
+        blueBase.withUnsafeBufferPointer { bb in
+        fraction.withUnsafeBufferPointer { fr in
+        corners.withUnsafeBufferPointer { c in
+            body(ColorLUTView(entries: e.baseAddress!, redBase: rb.baseAddress!, greenBase: gb.baseAddress!, blueBase: bb.baseAddress!,
+                              fraction: fr.baseAddress!, corners: c.baseAddress!, gridSize: gridSize))
+        }}}}}}
+    }
+
     /// The LUT as `.cube` text, for tools that read that format (ffmpeg's lut3d, Resolve).
     public func cube(title: String?) -> CubeLUT {
         CubeLUT(title: title, size: gridSize, table: entries.map {

@@ -232,15 +232,25 @@ public struct GrainTexture: Sendable {
             let p0 = bx.position
             let bandFrom = min(max(x + bandStart - p0, x), end), bandTo = min(max(x + bandEnd - p0, x), end)
             column(a, ao, d, dOffset, x, bandFrom)
-            for px in bandFrom..<bandTo {
-                let (wx0, wx1) = weights[px - x + p0]
-                let ta = a + ((px &+ ao) & tileMask) &* 4, tc = c + ((px &+ co) & tileMask) &* 4
-                let td = d + ((px &+ dOffset) & tileMask) &* 4, te = e + ((px &+ eo) & tileMask) &* 4
-                for k in 0..<3 {
-                    let top = Int32(Int8(bitPattern: ta[k])) &* wx0 &+ Int32(Int8(bitPattern: tc[k])) &* wx1
-                    let bottom = Int32(Int8(bitPattern: td[k])) &* wx0 &+ Int32(Int8(bitPattern: te[k])) &* wx1
-                    let n = (top &* wy0 &+ bottom &* wy1 &+ 32768) &>> 16
-                    out[px &* 4 &+ k] = UInt8(bitPattern: Int8(min(max(n, -128), 127)))
+            if wy1 == 0 || wy0 == 0 {
+                // Inside a row of blocks (most rows): the band blends the left and right blocks only.
+                let (left, lo, right, ro) = wy1 == 0 ? (a, ao, c, co) : (d, dOffset, e, eo)
+                for px in bandFrom..<bandTo {
+                    let (wx0, wx1) = weights[px - x + p0]
+                    let p = left + ((px &+ lo) & tileMask) &* 4, q = right + ((px &+ ro) & tileMask) &* 4
+                    for k in 0..<3 { out[px &* 4 &+ k] = mix(p[k], wx0, q[k], wx1) }
+                }
+            } else {
+                for px in bandFrom..<bandTo {
+                    let (wx0, wx1) = weights[px - x + p0]
+                    let ta = a + ((px &+ ao) & tileMask) &* 4, tc = c + ((px &+ co) & tileMask) &* 4
+                    let td = d + ((px &+ dOffset) & tileMask) &* 4, te = e + ((px &+ eo) & tileMask) &* 4
+                    for k in 0..<3 {
+                        let top = Int32(Int8(bitPattern: ta[k])) &* wx0 &+ Int32(Int8(bitPattern: tc[k])) &* wx1
+                        let bottom = Int32(Int8(bitPattern: td[k])) &* wx0 &+ Int32(Int8(bitPattern: te[k])) &* wx1
+                        let n = (top &* wy0 &+ bottom &* wy1 &+ 32768) &>> 16
+                        out[px &* 4 &+ k] = UInt8(bitPattern: Int8(min(max(n, -128), 127)))
+                    }
                 }
             }
             column(c, co, e, eo, bandTo, end)

@@ -139,15 +139,7 @@ final class FastPathTests: XCTestCase {
                 }
                 return sum
             }
-            lut.entries.withUnsafeBufferPointer { e in
-            lut.redBase.withUnsafeBufferPointer { rb in
-            lut.greenBase.withUnsafeBufferPointer { gb in
-            lut.blueBase.withUnsafeBufferPointer { bb in
-            lut.fraction.withUnsafeBufferPointer { fr in
-            lut.corners.withUnsafeBufferPointer { corners in
-                let view = ColorLUTView(entries: e.baseAddress!, redBase: rb.baseAddress!, greenBase: gb.baseAddress!,
-                                        blueBase: bb.baseAddress!, fraction: fr.baseAddress!, corners: corners.baseAddress!,
-                                        gridSize: n)
+            lut.withView { view in
                 for v in 0..<256 {
                     for (r, g, b) in [(v, 37, 200), (90, v, 3), (255, 128, v), (v, v, v), (v, 255 - v, v / 2)] {
                         let got = view.lookup(r, g, b), want = expected(r, g, b)
@@ -156,7 +148,7 @@ final class FastPathTests: XCTestCase {
                         }
                     }
                 }
-            }}}}}}
+            }
         }
     }
 }
