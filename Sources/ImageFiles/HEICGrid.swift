@@ -29,7 +29,7 @@ enum HEICGrid {
 
     /// `icc` nil: colour described by nclx alone.
     static func encode(_ image: RGBImage, exif: [UInt8]?, orientation: Int?, options: HEICOptions,
-                       transform: LcmsTransform, icc: [UInt8]?, path: String) throws -> [UInt8] {
+                       transform: DisplayP3Conversion, icc: [UInt8]?, path: String) throws -> [UInt8] {
         let w = image.width, h = image.height
         let layout = Layout(width: w, height: h)
         let tw = layout.tileWidth, th = layout.tileHeight
@@ -85,7 +85,7 @@ enum HEICGrid {
     /// One tile: rows two at a time through lcms2, then BT.601 full-range YCbCr 4:2:0. Pixels
     /// past the image's right and bottom edges repeat the edge.
     static func makeTile(_ base: UnsafeRawPointer, width w: Int, height h: Int, x0: Int, y0: Int, tileWidth t: Int, tileHeight th: Int,
-                         transform: LcmsTransform, buffer: UnsafeMutablePointer<UInt8>, path: String) throws -> HeifImage {
+                         transform: DisplayP3Conversion, buffer: UnsafeMutablePointer<UInt8>, path: String) throws -> HeifImage {
         let half = t / 2
         let ycc = try HeifImage(width: t, height: th, colorspace: heif_colorspace_YCbCr, chroma: heif_chroma_420, path: path)
         try ycc.addPlane(heif_channel_Y, width: t, height: th, path: path)
@@ -108,21 +108,22 @@ enum HEICGrid {
                     row[3 * x + 1] = row[3 * (n - 1) + 1]
                     row[3 * x + 2] = row[3 * (n - 1) + 2]
                 }
+                // Wrapping arithmetic: no sum here can overflow, and the checks cost more than the sums.
                 let out = yPlane + (r + k) * Int(yStride)
                 for x in 0..<t {
-                    let R = Int32(row[3 * x]), G = Int32(row[3 * x + 1]), B = Int32(row[3 * x + 2])
-                    out[x] = UInt8((19595 * R + 38470 * G + 7471 * B + 32768) >> 16)
+                    let R = Int32(row[3 &* x]), G = Int32(row[3 &* x &+ 1]), B = Int32(row[3 &* x &+ 2])
+                    out[x] = UInt8(truncatingIfNeeded: (19595 &* R &+ 38470 &* G &+ 7471 &* B &+ 32768) &>> 16)
                 }
             }
             let top = buffer, bottom = buffer + t * 3
             let cbOut = cbPlane + (r / 2) * Int(cbStride), crOut = crPlane + (r / 2) * Int(crStride)
             for cx in 0..<half {
-                let a = 6 * cx, b = 6 * cx + 3
-                let sR = Int32(top[a]) + Int32(top[b]) + Int32(bottom[a]) + Int32(bottom[b])
-                let sG = Int32(top[a + 1]) + Int32(top[b + 1]) + Int32(bottom[a + 1]) + Int32(bottom[b + 1])
-                let sB = Int32(top[a + 2]) + Int32(top[b + 2]) + Int32(bottom[a + 2]) + Int32(bottom[b + 2])
-                cbOut[cx] = UInt8(clamping: (-11058 * sR - 21710 * sG + 32768 * sB + (128 << 18) + (1 << 17)) >> 18)
-                crOut[cx] = UInt8(clamping: (32768 * sR - 27439 * sG - 5329 * sB + (128 << 18) + (1 << 17)) >> 18)
+                let a = 6 &* cx, b = a &+ 3
+                let sR = Int32(top[a]) &+ Int32(top[b]) &+ Int32(bottom[a]) &+ Int32(bottom[b])
+                let sG = Int32(top[a &+ 1]) &+ Int32(top[b &+ 1]) &+ Int32(bottom[a &+ 1]) &+ Int32(bottom[b &+ 1])
+                let sB = Int32(top[a &+ 2]) &+ Int32(top[b &+ 2]) &+ Int32(bottom[a &+ 2]) &+ Int32(bottom[b &+ 2])
+                cbOut[cx] = UInt8(clamping: (-11058 &* sR &- 21710 &* sG &+ 32768 &* sB &+ (128 << 18) &+ (1 << 17)) &>> 18)
+                crOut[cx] = UInt8(clamping: (32768 &* sR &- 27439 &* sG &- 5329 &* sB &+ (128 << 18) &+ (1 << 17)) &>> 18)
             }
         }
         return ycc
