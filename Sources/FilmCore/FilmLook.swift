@@ -288,6 +288,7 @@ public final class FilmRenderer: @unchecked Sendable {
         LightTables.encode.withUnsafeBufferPointer { encode in
         look.lightTables.scattered.withUnsafeBufferPointer { scattered in
         GrainTexture.fixedBlendWeights.withUnsafeBufferPointer { blend in
+        GrainTexture.laneBlendWeights.withUnsafeBufferPointer { lanes in
         (texture?.quantized ?? []).withUnsafeBufferPointer { tile in
         (texture?.densityTable ?? []).withUnsafeBufferPointer { grainTable in
             for y in rows {
@@ -298,7 +299,8 @@ public final class FilmRenderer: @unchecked Sendable {
                 // rows), then the pixels.
                 if texture != nil {
                     GrainTexture.fillRow(scratch, width: width, windowX: window.x, frameY: y + window.y, seed: seed,
-                                         frame: grainFrame, tile: tile.baseAddress!, weights: blend.baseAddress!)
+                                         frame: grainFrame, tile: tile.baseAddress!, weights: blend.baseAddress!,
+                                         lanes: lanes.baseAddress!)
                 }
                 // The row's added light (halation, the date stamp), when it has any, in a pass of
                 // its own: the film sees the scene's light less what halation spreads from the
@@ -339,7 +341,7 @@ public final class FilmRenderer: @unchecked Sendable {
                                    grain: UnsafePointer(scratch), grainTable: grainTable.baseAddress, keep: keep, weight: w)
                 row.render(color: useColor, vignette: useVignette, grain: texture != nil, blend: useBlend)
             }
-        }}}}}}}
+        }}}}}}}}
     }
 }
 

@@ -180,24 +180,45 @@ public struct GrainTexture: Sendable {
         return (Foundation.cos(a), Foundation.sin(a))
     }
 
-    /// The same weights in 1/256ths for the fast path, by position.
+    /// The same weights in 1/128ths for the fast path, by position: small enough that a texel
+    /// (±127) times each of two weights, summed, fits a 16-bit lane (127 × 181 < 2¹⁵).
     static let fixedBlendWeights: [(Int32, Int32)] = (0..<blockSize).map {
         let w = blendWeights($0)
-        return (Int32((w.0 * 256).rounded()), Int32((w.1 * 256).rounded()))
+        return (Int32((w.0 * 128).rounded()), Int32((w.1 * 128).rounded()))
+    }
+
+    /// The weights of four pixels from each position on, one per byte lane of their texels
+    /// (r, g, b, unused): the first block's in [2p], the second's in [2p + 1].
+    static let laneBlendWeights: [SIMD16<Int16>] = (0..<blockSize).flatMap { p in
+        let w = (0..<4).map { fixedBlendWeights[min(p + $0, blockSize - 1)] }
+        return [SIMD16<Int16>((0..<16).map { Int16(w[$0 / 4].0) }), SIMD16<Int16>((0..<16).map { Int16(w[$0 / 4].1) })]
+    }
+
+    /// Four pixels' texels of two tile rows mixed with per-lane weights in 1/128ths, rounded
+    /// and clamped to the texel range, into `out` (16 bytes: the unused bytes too).
+    @inline(__always)
+    static func mixFour(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ wp: SIMD16<Int16>,
+                        _ q: UnsafePointer<UInt8>, _ wq: SIMD16<Int16>) {
+        let a = SIMD16<Int16>(truncatingIfNeeded: UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Int8>.self))
+        let b = SIMD16<Int16>(truncatingIfNeeded: UnsafeRawPointer(q).loadUnaligned(as: SIMD16<Int8>.self))
+        let n = (a &* wp &+ b &* wq &+ 64) &>> 7
+        let clamped = pointwiseMin(pointwiseMax(n, SIMD16(repeating: -128)), SIMD16(repeating: 127))
+        UnsafeMutableRawPointer(out).storeBytes(of: SIMD16<Int8>(truncatingIfNeeded: clamped), as: SIMD16<Int8>.self)
     }
 
     /// Writes one output row's grain into `out` (4 bytes a pixel, like the tile's texels):
     /// what `noise(x:y:frame:)` gives, quantised. Inside a block it copies tile rows; the
-    /// 16-pixel bands between blocks blend two or four of them. `weights` is
-    /// `fixedBlendWeights`; `tile` is `quantized`.
+    /// 16-pixel bands between blocks blend two or four of them (two: four pixels at a time in
+    /// 16-bit lanes). `weights` is `fixedBlendWeights`, `lanes` `laneBlendWeights`; `tile` is
+    /// `quantized`.
     static func fillRow(_ out: UnsafeMutablePointer<UInt8>, width: Int, windowX: Int, frameY: Int, seed: UInt64, frame: UInt64,
-                        tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int32, Int32)>) {
+                        tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int32, Int32)>, lanes: UnsafePointer<SIMD16<Int16>>) {
         let by = blendPosition(frameY)
         let (wy0, wy1) = weights[by.position]
         let rowBytes = tileSize * 4
         let bandStart = (blockSize - blendBand) / 2, bandEnd = bandStart + blendBand
         @inline(__always) func mix(_ a: UInt8, _ wa: Int32, _ b: UInt8, _ wb: Int32) -> UInt8 {
-            let n = (Int32(Int8(bitPattern: a)) &* wa &+ Int32(Int8(bitPattern: b)) &* wb &+ 128) &>> 8
+            let n = (Int32(Int8(bitPattern: a)) &* wa &+ Int32(Int8(bitPattern: b)) &* wb &+ 64) &>> 7
             return UInt8(bitPattern: Int8(min(max(n, -128), 127)))
         }
         var x = 0
@@ -223,9 +244,17 @@ public struct GrainTexture: Sendable {
                         px += n
                     }
                 } else {
-                    for px in from..<to {
-                        let p = upper + ((px &+ uo) & tileMask) &* 4, q = lower + ((px &+ lo) & tileMask) &* 4
-                        for k in 0..<3 { out[px &* 4 &+ k] = mix(p[k], wy0, q[k], wy1) }
+                    let w0 = SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy0)), w1 = SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy1))
+                    var px = from
+                    while px < to {
+                        let sp = (px &+ uo) & tileMask, sq = (px &+ lo) & tileMask
+                        if px &+ 4 <= to && sp &+ 4 <= tileSize && sq &+ 4 <= tileSize {
+                            mixFour(out + px &* 4, upper + sp &* 4, w0, lower + sq &* 4, w1)
+                            px &+= 4
+                        } else {
+                            for k in 0..<3 { out[px &* 4 &+ k] = mix(upper[sp &* 4 &+ k], wy0, lower[sq &* 4 &+ k], wy1) }
+                            px &+= 1
+                        }
                     }
                 }
             }
@@ -235,10 +264,18 @@ public struct GrainTexture: Sendable {
             if wy1 == 0 || wy0 == 0 {
                 // Inside a row of blocks (most rows): the band blends the left and right blocks only.
                 let (left, lo, right, ro) = wy1 == 0 ? (a, ao, c, co) : (d, dOffset, e, eo)
-                for px in bandFrom..<bandTo {
-                    let (wx0, wx1) = weights[px - x + p0]
-                    let p = left + ((px &+ lo) & tileMask) &* 4, q = right + ((px &+ ro) & tileMask) &* 4
-                    for k in 0..<3 { out[px &* 4 &+ k] = mix(p[k], wx0, q[k], wx1) }
+                var px = bandFrom
+                while px < bandTo {
+                    let position = px - x + p0
+                    let sp = (px &+ lo) & tileMask, sq = (px &+ ro) & tileMask
+                    if px &+ 4 <= bandTo && sp &+ 4 <= tileSize && sq &+ 4 <= tileSize {
+                        mixFour(out + px &* 4, left + sp &* 4, lanes[2 &* position], right + sq &* 4, lanes[2 &* position &+ 1])
+                        px &+= 4
+                    } else {
+                        let (wx0, wx1) = weights[position]
+                        for k in 0..<3 { out[px &* 4 &+ k] = mix(left[sp &* 4 &+ k], wx0, right[sq &* 4 &+ k], wx1) }
+                        px &+= 1
+                    }
                 }
             } else {
                 for px in bandFrom..<bandTo {
@@ -248,7 +285,7 @@ public struct GrainTexture: Sendable {
                     for k in 0..<3 {
                         let top = Int32(Int8(bitPattern: ta[k])) &* wx0 &+ Int32(Int8(bitPattern: tc[k])) &* wx1
                         let bottom = Int32(Int8(bitPattern: td[k])) &* wx0 &+ Int32(Int8(bitPattern: te[k])) &* wx1
-                        let n = (top &* wy0 &+ bottom &* wy1 &+ 32768) &>> 16
+                        let n = (top &* wy0 &+ bottom &* wy1 &+ 8192) &>> 14
                         out[px &* 4 &+ k] = UInt8(bitPattern: Int8(min(max(n, -128), 127)))
                     }
                 }
