@@ -221,6 +221,26 @@ public struct GrainTexture: Sendable {
             let n = (Int32(Int8(bitPattern: a)) &* wa &+ Int32(Int8(bitPattern: b)) &* wb &+ 64) &>> 7
             return UInt8(bitPattern: Int8(min(max(n, -128), 127)))
         }
+        /// Pixels from..<to mixed from two tile rows (texels at px + offset, wrapping) with the
+        /// weights `lanesAt`/`weightsAt` give for a pixel: four pixels at a time in 16-bit lanes
+        /// where neither row wraps within them, one at a time elsewhere.
+        @inline(__always) func mixRows(_ p: UnsafePointer<UInt8>, _ po: Int, _ q: UnsafePointer<UInt8>, _ qo: Int, _ from: Int, _ to: Int,
+                                       lanesAt: (Int) -> (SIMD16<Int16>, SIMD16<Int16>), weightsAt: (Int) -> (Int32, Int32)) {
+            var px = from
+            while px < to {
+                let sp = (px &+ po) & tileMask, sq = (px &+ qo) & tileMask
+                if px &+ 4 <= to && sp &+ 4 <= tileSize && sq &+ 4 <= tileSize {
+                    let (wp, wq) = lanesAt(px)
+                    mixFour(out + px &* 4, p + sp &* 4, wp, q + sq &* 4, wq)
+                    px &+= 4
+                } else {
+                    let (wp, wq) = weightsAt(px)
+                    for k in 0..<3 { out[px &* 4 &+ k] = mix(p[sp &* 4 &+ k], wp, q[sq &* 4 &+ k], wq) }
+                    px &+= 1
+                }
+            }
+        }
+        let wy = (SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy0)), SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy1)))
         var x = 0
         while x < width {
             let bx = blendPosition(x + windowX)
@@ -244,18 +264,7 @@ public struct GrainTexture: Sendable {
                         px += n
                     }
                 } else {
-                    let w0 = SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy0)), w1 = SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy1))
-                    var px = from
-                    while px < to {
-                        let sp = (px &+ uo) & tileMask, sq = (px &+ lo) & tileMask
-                        if px &+ 4 <= to && sp &+ 4 <= tileSize && sq &+ 4 <= tileSize {
-                            mixFour(out + px &* 4, upper + sp &* 4, w0, lower + sq &* 4, w1)
-                            px &+= 4
-                        } else {
-                            for k in 0..<3 { out[px &* 4 &+ k] = mix(upper[sp &* 4 &+ k], wy0, lower[sq &* 4 &+ k], wy1) }
-                            px &+= 1
-                        }
-                    }
+                    mixRows(upper, uo, lower, lo, from, to, lanesAt: { _ in wy }, weightsAt: { _ in (wy0, wy1) })
                 }
             }
             let p0 = bx.position
@@ -264,19 +273,10 @@ public struct GrainTexture: Sendable {
             if wy1 == 0 || wy0 == 0 {
                 // Inside a row of blocks (most rows): the band blends the left and right blocks only.
                 let (left, lo, right, ro) = wy1 == 0 ? (a, ao, c, co) : (d, dOffset, e, eo)
-                var px = bandFrom
-                while px < bandTo {
-                    let position = px - x + p0
-                    let sp = (px &+ lo) & tileMask, sq = (px &+ ro) & tileMask
-                    if px &+ 4 <= bandTo && sp &+ 4 <= tileSize && sq &+ 4 <= tileSize {
-                        mixFour(out + px &* 4, left + sp &* 4, lanes[2 &* position], right + sq &* 4, lanes[2 &* position &+ 1])
-                        px &+= 4
-                    } else {
-                        let (wx0, wx1) = weights[position]
-                        for k in 0..<3 { out[px &* 4 &+ k] = mix(left[sp &* 4 &+ k], wx0, right[sq &* 4 &+ k], wx1) }
-                        px &+= 1
-                    }
-                }
+                let first = x - p0 // the band's weights are by position past the first block's centre
+                mixRows(left, lo, right, ro, bandFrom, bandTo,
+                        lanesAt: { px in (lanes[2 &* (px &- first)], lanes[2 &* (px &- first) &+ 1]) },
+                        weightsAt: { px in weights[px &- first] })
             } else {
                 for px in bandFrom..<bandTo {
                     let (wx0, wx1) = weights[px - x + p0]

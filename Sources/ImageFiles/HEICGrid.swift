@@ -82,7 +82,7 @@ enum HEICGrid {
     /// How many x265 encoders are alive now and at most so far (tests check the bound).
     static let liveEncoders = Locked((now: 0, peak: 0))
 
-    /// One tile: rows two at a time through lcms2, then BT.601 full-range YCbCr 4:2:0. Pixels
+    /// One tile: rows two at a time through the sRGB → Display P3 table, then BT.601 full-range YCbCr 4:2:0. Pixels
     /// past the image's right and bottom edges repeat the edge.
     static func makeTile(_ base: UnsafeRawPointer, width w: Int, height h: Int, x0: Int, y0: Int, tileWidth t: Int, tileHeight th: Int,
                          transform: DisplayP3Conversion, buffer: UnsafeMutablePointer<UInt8>, path: String) throws -> HeifImage {

@@ -207,7 +207,7 @@ enum ColorConversion {
 /// sRGB → Display P3 for the photos Loopix writes (HEIC, JPEG): lcms2's own transform
 /// (relative colorimetric, 16 bits in and out) sampled once per process on a 33³ lattice and
 /// interpolated tetrahedrally by the film engine's `ColorLUT`. The same numbers as lcms2's
-/// 8-bit transform within a level (ICCTests), at about a third of cmsDoTransform's
+/// 8-bit transform within a level (DisplayP3Tests), at about a third of cmsDoTransform's
 /// instructions a pixel: on a 12 MP photo that was 8 % of the HEIC save.
 final class DisplayP3Conversion: Sendable {
     let table: ColorLUT
