@@ -133,11 +133,8 @@ public final class Controller {
     private var lastBoothExposure: UInt64 = 0
     /// Each shot of the current (or last) session: its exposure less the moment it was due, ms.
     private var sessionExposureOffsetsMs: [Double] = []
-    /// How long before a booth shot is due a camera that is reconfigured for each still (no
-    /// still stream beside the viewfinder) is asked for it, so that the exposure lands on the
-    /// countdown's end: 1 s at first, grown by 1.5× what a late shot was late + 100 ms (at most 3 s).
-    private var stillLeadNs: UInt64 = 1_000_000_000
-    static let maxStillLeadNs: UInt64 = 3_000_000_000
+    /// How long before a booth shot is due a camera reconfigured for each still is asked for it.
+    private var stillLead = StillLead()
     /// The collage template (booth.template), loaded at start.
     private var boothTemplate: BoothTemplate?
     private let flash: FlashLight?
@@ -317,7 +314,7 @@ public final class Controller {
         takeCaptureReports()
         // A shot due while the capture queue is full waits for room (a small Pi develops one
         // photo at a time) rather than ending the session.
-        let lead = supervisor.camera.stillsWhileStreaming ? 0 : stillLeadNs
+        let lead = supervisor.camera.stillsWhileStreaming ? 0 : stillLead.ns
         if booth?.currentShot == nil || captures.hasRoom, let action = booth?.tick(now: MonotonicClock.now(), lead: lead) { boothDo(action) }
         setFlash(booth?.flashWanted(exposing: false) ?? false)
         runInterval()
@@ -777,6 +774,8 @@ public final class Controller {
         let exposureNs: UInt64
         /// The still stream's frame period when frames before `notBefore` were skipped; 0: none were.
         let skippedFramePeriodNs: UInt64
+        /// The camera's reconfiguration for the still (`CapturedStill.startDelayNs`; 0: none or unknown).
+        let startDelayNs: UInt64
     }
 
     /// An exposure's sensor timestamp less the moment it was due (a countdown's end, a trigger's
@@ -840,7 +839,8 @@ public final class Controller {
         }
         lastStillSkippedPeriod = still.skippedFramePeriodNs
         Log.info("shutter: \(path) (\(currentPreset.name), \(Int((state.intensity * 100).rounded())) %)")
-        return .success(Shot(path: path, exposureNs: still.metadata.timestampNs, skippedFramePeriodNs: still.skippedFramePeriodNs))
+        return .success(Shot(path: path, exposureNs: still.metadata.timestampNs, skippedFramePeriodNs: still.skippedFramePeriodNs,
+                             startDelayNs: still.startDelayNs))
     }
 
     // MARK: Photobooth
@@ -905,7 +905,11 @@ public final class Controller {
                         if booth?.taken.isEmpty == true { sessionExposureOffsetsMs = [] }
                         sessionExposureOffsetsMs.append((offset * 10).rounded() / 10)
                         lastBoothExposure = shot.exposureNs
-                        learnStillLead(exposure: shot.exposureNs, due: due, skippedPeriod: shot.skippedFramePeriodNs)
+                        if !supervisor.camera.stillsWhileStreaming,
+                           let line = stillLead.learn(exposure: shot.exposureNs, due: due, startDelay: shot.startDelayNs,
+                                                      skippedPeriod: shot.skippedFramePeriodNs) {
+                            Log.info(line)
+                        }
                     }
                     taken = taken ?? shot.path
                     next = booth?.shotTaken(shot.path, now: MonotonicClock.now())
@@ -967,18 +971,6 @@ public final class Controller {
         reviewFrame = BoothCollage.letterbox(copy, width: pipeline.width, height: pipeline.height)
         let name = path.split(separator: "/").suffix(2).joined(separator: "/")
         reviewCode = webURL.flatMap { try? QRCode($0 + "photo/" + name) }
-    }
-
-    /// A camera reconfigured for each still exposed a booth shot more than 50 ms after it was
-    /// due, without a frame skipped (it was still being reconfigured at the countdown's end):
-    /// the next one is asked for that much earlier, and half as much and 100 ms more (the
-    /// reconfiguration's time varies). When frames were skipped
-    /// the still is the first from the end on, on time within the stream's frame period.
-    private func learnStillLead(exposure: UInt64, due: UInt64, skippedPeriod: UInt64) {
-        guard !supervisor.camera.stillsWhileStreaming, skippedPeriod == 0, exposure > due + 50_000_000 else { return }
-        let late = exposure - due
-        stillLeadNs = min(Self.maxStillLeadNs, stillLeadNs + late + late / 2 + 100_000_000)
-        Log.info("booth: the still came \(late / 1_000_000) ms after the countdown's end; asking \(stillLeadNs / 1_000_000) ms early from now on")
     }
 
     /// Hands a photo to CUPS: its JPEG (made beside the HEIC when printing is on), or the photo.
@@ -1275,6 +1267,7 @@ public final class Controller {
                 b["exposureOffsetsMs"] = .array(sessionExposureOffsetsMs.map { .number($0) })
                 if lastStillSkippedPeriod > 0 { b["stillFramePeriodMs"] = .number((Double(lastStillSkippedPeriod) / 1e5).rounded() / 10) }
             }
+            if !supervisor.camera.stillsWhileStreaming { b["stillLeadMs"] = .int(Int(stillLead.ns / 1_000_000)) }
             if booth.settings.flash != .off { b["flash"] = .bool(flashIsOn) }
             if let lastCollage { b["lastCollage"] = .string(lastCollage) }
             if let printQueue {

@@ -141,6 +141,10 @@ public struct CapturedStill: Sendable {
     /// Where frames before a `notBefore` moment were skipped: the time between the last one
     /// skipped and this one (the still stream's frame period); 0 when none was skipped.
     public var skippedFramePeriodNs: UInt64 = 0
+    /// A camera reconfigured for the still: from the call to the still stream's first frame
+    /// (its sensor timestamp), whether or not that frame was the still; 0 when the still came
+    /// from a stream that was already running.
+    public var startDelayNs: UInt64 = 0
     /// The sensor's raw frame of this still, given its RGB conversion (the simulated sensor
     /// makes its mosaic of it; a real one hands over the buffer it kept); nil without one.
     public var raw: (@Sendable (RGBImage) -> BayerMosaic)? = nil

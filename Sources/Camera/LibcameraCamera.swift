@@ -217,13 +217,14 @@ public final class LibcameraCamera: CameraSource {
             return try waitStill(stream: 1, info: still, notBefore: 0, timeout: 3)
         }
         // One stream at a time: switch to a full-resolution still configuration and back.
+        let asked = MonotonicClock.now()
         CLibcameraShim_stop(open)
         var info = CLibcameraShim_StreamInfo()
         var rc = CLibcameraShim_configureStillOnly(open, &info)
         guard rc == 0 else { throw Self.error(rc, "configuring a still of \(ids[openIndex])") }
         rc = CLibcameraShim_start(open)
         guard rc == 0 else { throw Self.error(rc, "starting a still of \(ids[openIndex])") }
-        let result = Result { try waitStill(stream: 0, info: info, notBefore: notBefore, timeout: 3) }
+        let result = Result { try waitStill(stream: 0, info: info, notBefore: notBefore, timeout: 3, asked: asked) }
         CLibcameraShim_stop(open)
         try start(lens: openIndex, previewWidth: previewSize.0, previewHeight: previewSize.1)
         return try result.get()
@@ -232,7 +233,10 @@ public final class LibcameraCamera: CameraSource {
     /// Waits for the still — the first frame of `stream` exposed at `notBefore` or later (frames
     /// without a timestamp count) — and copies its bytes out of the request's buffer (which goes
     /// back to libcamera at once); the conversion to RGB is left to `CapturedStill.image()`.
-    private func waitStill(stream: Int32, info: CLibcameraShim_StreamInfo, notBefore: UInt64, timeout: Double) throws -> CapturedStill {
+    /// `asked`: when the stream was reconfigured for the still (0: it was running), for
+    /// `CapturedStill.startDelayNs`.
+    private func waitStill(stream: Int32, info: CLibcameraShim_StreamInfo, notBefore: UInt64, timeout: Double,
+                           asked: UInt64 = 0) throws -> CapturedStill {
         guard let open else { throw CameraError.failed("camera not started") }
         guard let format = CameraPixelFormat(fourcc: info.fourcc) else {
             throw CameraError.failed("unsupported still pixel format 0x\(String(info.fourcc, radix: 16))")
@@ -241,7 +245,7 @@ public final class LibcameraCamera: CameraSource {
         let converter = FrameConverter(format: format, sourceWidth: w, sourceHeight: h, stride: Int(info.stride), width: w, height: h)
         let now = MonotonicClock.now()
         let deadline = Deadline.after(seconds: timeout + Double(notBefore > now ? notBefore - now : 0) / 1e9)
-        var lastSkipped: UInt64 = 0
+        var lastSkipped: UInt64 = 0, first: UInt64 = 0
         while !deadline.hasPassed {
             var f = CLibcameraShim_Frame()
             let rc = CLibcameraShim_waitFrame(open, max(1, deadline.pollTimeout), &f)
@@ -249,6 +253,7 @@ public final class LibcameraCamera: CameraSource {
             guard rc == 0 else { throw Self.error(rc, "waiting for a still") }
             defer { CLibcameraShim_releaseFrame(open, f.cookie) }
             guard f.stream == stream else { continue }
+            if first == 0 { first = f.timestampNs }
             if f.timestampNs != 0 && f.timestampNs < notBefore {
                 lastSkipped = f.timestampNs
                 continue
@@ -260,6 +265,7 @@ public final class LibcameraCamera: CameraSource {
                 return image
             }
             if lastSkipped != 0 && f.timestampNs > lastSkipped { captured.skippedFramePeriodNs = f.timestampNs - lastSkipped }
+            if asked != 0 && first > asked { captured.startDelayNs = first - asked }
             return captured
         }
         throw CameraError.timeout("no still within \(Int(timeout)) s")
