@@ -45,6 +45,26 @@ final class BenchDaemon {
         return (p.terminationStatus, text)
     }
 
+    /// What the daemon is doing, for a test's failure message: whether it still runs (or how it
+    /// ended) and, while it runs, every thread's stack from gdb (which the bench VM sees on the
+    /// host's filesystem), so that a daemon that stopped answering says where it stands.
+    func diagnosis() -> String {
+        guard process.isRunning else {
+            return "loopixd ended: \(process.terminationReason == .uncaughtSignal ? "signal" : "exit status") \(process.terminationStatus)"
+        }
+        let gdb = Process()
+        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        gdb.arguments = ["30", "gdb", "-p", "\(process.processIdentifier)", "-batch", "-nx", "-ex", "thread apply all bt 16"]
+        let out = Pipe()
+        gdb.standardOutput = out
+        gdb.standardError = out
+        guard (try? gdb.run()) != nil else { return "loopixd runs (no gdb to show its threads)" }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        gdb.waitUntilExit()
+        let stacks = text.split(separator: "\n").filter { $0.hasPrefix("Thread ") || $0.hasPrefix("#") }
+        return "loopixd runs; its threads:\n" + stacks.joined(separator: "\n")
+    }
+
     /// Polls `loopix ctl status` until its output satisfies `condition` (or `seconds` pass, or
     /// the daemon exits); returns the last output.
     func waitForStatus(seconds: TimeInterval, _ condition: (String) -> Bool) throws -> String {

@@ -52,11 +52,6 @@ final class BoothHILTests: XCTestCase {
         }
     }
 
-    private func status(_ daemon: BenchDaemon) throws -> [String: Any] {
-        let out = try daemon.ctl(["status"]).output
-        return (try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]) ?? [:]
-    }
-
     func testTheBigButtonOnGPIOTakesVimcStillsAtTheCountdownsEndWithTheFlashOn() throws {
         try Bench.require("/dev/media0")
         let boards = FileManager.default.temporaryDirectory.appendingPathComponent("booth-boards-\(UUID().uuidString.prefix(8))").path
@@ -88,16 +83,21 @@ final class BoothHILTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.1)
         try "pull-up".write(toFile: pull, atomically: false, encoding: .utf8)
         // Each shot's exposure (the still's sensor timestamp) against its countdown's end.
-        var booth: [String: Any] = [:]
+        var booth: [String: Any] = [:], answer = ""
         let deadline = Date().addingTimeInterval(240)
-        while (booth["taken"] as? [String])?.count != 3 && Date() < deadline {
+        while (booth["taken"] as? [String])?.count != 3 && Date() < deadline && daemon.process.isRunning {
             Thread.sleep(forTimeInterval: 0.2)
-            booth = try status(daemon)["booth"] as? [String: Any] ?? [:]
+            answer = try daemon.ctl(["status"]).output
+            // A status that did not come (the daemon busy) keeps the last one that did.
+            let json = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
+            booth = json?["booth"] as? [String: Any] ?? booth
         }
         Thread.sleep(forTimeInterval: 0.3)
         let changes = watcher.stop()
         let offsets = booth["exposureOffsetsMs"] as? [Double] ?? []
-        XCTAssertEqual(offsets.count, 3, "the press took three shots: \(booth)")
+        if offsets.count != 3 {
+            XCTFail("the press took three shots: \(booth); the last status: \(answer.prefix(300)); \(daemon.diagnosis())")
+        }
         XCTAssertEqual(changes.map(\.high), [false, true, false, true, false, true, false], "the flash went on and off for each shot")
         if changes.count == 7, let exposed = booth["exposedAtNs"] as? Double {
             let on = changes[5].time, off = changes[6].time
@@ -108,11 +108,11 @@ final class BoothHILTests: XCTestCase {
             print("hil: booth flash \((i + 1) / 2): on \(Double(changes[i].time - pressed) / 1e6) ms after the press, for \(Double(changes[i + 1].time - changes[i].time) / 1e6) ms")
         }
         // The first shot is asked 1 s early, which may be less than vimc's reconfiguration
-        // takes under emulation (it is then late, and the lead grows); the last is on time.
-        // Either frames before the countdown's end were skipped and its frame is the first
-        // after (within the still stream's period), or the reconfigured stream's first frame
-        // came within the booth's on-time bound (the controller's 50 ms: it grows the lead
-        // past that), which is what a lead a little longer than the reconfiguration gives.
+        // takes under emulation (it is then late); from then on the lead is the last
+        // reconfiguration the camera reported and half as much again, and the last shot is on
+        // time. Either frames before the countdown's end were skipped and its frame is the
+        // first after (within the still stream's period), or the reconfigured stream's first
+        // frame came within the booth's on-time bound (50 ms).
         let period = booth["stillFramePeriodMs"] as? Double
         let onTimeMs = 50.0
         if let last = offsets.last {
@@ -124,6 +124,6 @@ final class BoothHILTests: XCTestCase {
             }
         }
         print("hil: booth on vimc: exposure after each countdown's end \(offsets) ms; still stream frame period " +
-              "\(period ?? -1) ms (countdown 3000 ms; accelerator \(ProcessInfo.processInfo.environment["LOOPIX_HIL_ACCEL"] ?? "?"))")
+              "\(period ?? -1) ms; lead at the end \(booth["stillLeadMs"] ?? "?") ms (countdown 3000 ms; accelerator \(ProcessInfo.processInfo.environment["LOOPIX_HIL_ACCEL"] ?? "?"))")
     }
 }
