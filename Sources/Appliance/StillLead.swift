@@ -19,16 +19,19 @@ struct StillLead {
     /// Learns from a shot: `exposure` its sensor timestamp, `due` its countdown's end,
     /// `startDelay` the camera's reconfiguration (0: unknown), `skippedPeriod` nonzero when
     /// frames before `due` were skipped (the still came early enough). Returns the line to log
-    /// when the lead changed by more than the on-time bound, nil otherwise.
+    /// when the lead changed by more than the on-time bound, or a late shot could not move it
+    /// (it is at its bound); nil otherwise.
     mutating func learn(exposure: UInt64, due: UInt64, startDelay: UInt64, skippedPeriod: UInt64) -> String? {
         let late = exposure > due ? exposure - due : 0
         let old = ns
         if startDelay > 0 {
-            ns = min(Self.maxNs, startDelay + startDelay / 2 + Self.marginNs)
+            let delay = min(startDelay, Self.maxNs)
+            ns = min(Self.maxNs, delay + delay / 2 + Self.marginNs)
         } else if skippedPeriod == 0 && late > Self.onTimeNs {
             ns = min(Self.maxNs, ns + late + late / 2 + Self.marginNs)
         }
-        guard max(ns, old) - min(ns, old) > Self.onTimeNs else { return nil }
+        let lateAtBound = ns == Self.maxNs && skippedPeriod == 0 && late > Self.onTimeNs
+        guard max(ns, old) - min(ns, old) > Self.onTimeNs || lateAtBound else { return nil }
         let why = startDelay > 0 ? "the camera took \(startDelay / 1_000_000) ms to start the still" : "the still came \(late / 1_000_000) ms after the countdown's end"
         return "booth: \(why); asking \(ns / 1_000_000) ms early from now on"
     }

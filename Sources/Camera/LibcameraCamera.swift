@@ -265,7 +265,8 @@ public final class LibcameraCamera: CameraSource {
                 return image
             }
             if lastSkipped != 0 && f.timestampNs > lastSkipped { captured.skippedFramePeriodNs = f.timestampNs - lastSkipped }
-            if asked != 0 && first > asked { captured.startDelayNs = first - asked }
+            // More than 10 s is no reconfiguration but a sensor on another clock: unknown.
+            if asked != 0 && first > asked && first - asked < 10_000_000_000 { captured.startDelayNs = first - asked }
             return captured
         }
         throw CameraError.timeout("no still within \(Int(timeout)) s")

@@ -27,18 +27,27 @@ final class StillLeadTests: XCTestCase {
         XCTAssertEqual(lead.ns, 1030 * ms)
     }
 
-    func testTheLeadNeverPassesThreeSeconds() {
+    func testTheLeadNeverPassesThreeSecondsAndALateShotThereIsStillLogged() {
         var lead = StillLead()
         _ = lead.learn(exposure: due + 4000 * ms, due: due, startDelay: 5000 * ms, skippedPeriod: 0)
+        XCTAssertEqual(lead.ns, StillLead.maxNs)
+        XCTAssertEqual(lead.learn(exposure: due + 900 * ms, due: due, startDelay: 3900 * ms, skippedPeriod: 0),
+                       "booth: the camera took 3900 ms to start the still; asking 3000 ms early from now on",
+                       "a late shot at the bound says so, though the lead cannot grow")
         XCTAssertEqual(lead.ns, StillLead.maxNs)
         var blind = StillLead()
         for _ in 0..<5 { _ = blind.learn(exposure: due + 2000 * ms, due: due, startDelay: 0, skippedPeriod: 0) }
         XCTAssertEqual(blind.ns, StillLead.maxNs)
+        XCTAssertNotNil(blind.learn(exposure: due + 2000 * ms, due: due, startDelay: 0, skippedPeriod: 0))
+        XCTAssertNil(blind.learn(exposure: due + 20 * ms, due: due, startDelay: 0, skippedPeriod: 0), "on time at the bound: nothing to say")
     }
 
     func testWithoutAReportedReconfigurationOnlyALateShotGrowsTheLead() {
         var lead = StillLead()
         XCTAssertNil(lead.learn(exposure: due + 40 * ms, due: due, startDelay: 0, skippedPeriod: 0), "on time")
+        XCTAssertNil(lead.learn(exposure: due + 50 * ms, due: due, startDelay: 0, skippedPeriod: 0), "50 ms is still on time")
+        XCTAssertNotNil(lead.learn(exposure: due + 51 * ms, due: due, startDelay: 0, skippedPeriod: 0), "51 ms is late")
+        lead = StillLead()
         XCTAssertNil(lead.learn(exposure: due + 300 * ms, due: due, startDelay: 0, skippedPeriod: 33 * ms),
                      "frames before the end were skipped: the still was asked early enough")
         XCTAssertEqual(lead.ns, 1000 * ms)

@@ -54,14 +54,18 @@ final class BenchDaemon {
         }
         let gdb = Process()
         gdb.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        gdb.arguments = ["30", "gdb", "-p", "\(process.processIdentifier)", "-batch", "-nx", "-ex", "thread apply all bt 16"]
+        gdb.arguments = ["-k", "5", "30", "gdb", "-p", "\(process.processIdentifier)", "-batch", "-nx", "-ex", "thread apply all bt 16"]
         let out = Pipe()
         gdb.standardOutput = out
         gdb.standardError = out
-        guard (try? gdb.run()) != nil else { return "loopixd runs (no gdb to show its threads)" }
+        guard (try? gdb.run()) != nil else { return "loopixd runs (/usr/bin/timeout could not start gdb)" }
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         gdb.waitUntilExit()
-        let stacks = text.split(separator: "\n").filter { $0.hasPrefix("Thread ") || $0.hasPrefix("#") }
+        let lines = text.split(separator: "\n")
+        let stacks = lines.filter { $0.hasPrefix("Thread ") || $0.hasPrefix("#") }
+        guard !stacks.isEmpty else {
+            return "loopixd runs; gdb showed no threads (exit status \(gdb.terminationStatus)): " + lines.suffix(3).joined(separator: " / ")
+        }
         return "loopixd runs; its threads:\n" + stacks.joined(separator: "\n")
     }
 

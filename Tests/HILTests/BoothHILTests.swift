@@ -109,7 +109,7 @@ final class BoothHILTests: XCTestCase {
         }
         // The first shot is asked 1 s early, which may be less than vimc's reconfiguration
         // takes under emulation (it is then late); from then on the lead is the last
-        // reconfiguration the camera reported and half as much again, and the last shot is on
+        // reconfiguration the camera reported, half as much again and 100 ms, and the last shot is on
         // time. Either frames before the countdown's end were skipped and its frame is the
         // first after (within the still stream's period), or the reconfigured stream's first
         // frame came within the booth's on-time bound (50 ms).
