@@ -45,6 +45,13 @@ final class BenchDaemon {
         return (p.terminationStatus, text)
     }
 
+    /// `loopix ctl status`: its output, and its fields when that is a JSON object (nil when the
+    /// daemon answered with none: busy, or gone).
+    func status() throws -> (output: String, fields: [String: Any]?) {
+        let output = try ctl(["status"]).output
+        return (output, try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+    }
+
     /// What the daemon is doing, for a test's failure message: whether it still runs (or how it
     /// ended) and, while it runs, every thread's stack from gdb (which the bench VM sees on the
     /// host's filesystem), so that a daemon that stopped answering says where it stands.

@@ -7,11 +7,6 @@ import XCTest
 /// kernel timestamp on CLOCK_MONOTONIC, the clock the cameras' frame timestamps are on); the
 /// daemon takes the photo from that moment on and says how far its exposure was from the edge.
 final class TriggerHILTests: XCTestCase {
-    private func status(_ daemon: BenchDaemon) throws -> [String: Any] {
-        let out = try daemon.ctl(["status"]).output
-        return (try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]) ?? [:]
-    }
-
     /// Pulls the trigger line low (and high again) and returns the daemon's
     /// triggerExposureOffsetMs for the photo it took, nil when it took none in `seconds`.
     private func trigger(_ daemon: BenchDaemon, pull: String, seconds: Double) throws -> Double? {
@@ -20,7 +15,7 @@ final class TriggerHILTests: XCTestCase {
         try "pull-up".write(toFile: pull, atomically: false, encoding: .utf8)
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if let offset = try status(daemon)["triggerExposureOffsetMs"] as? Double { return offset }
+            if let offset = try daemon.status().fields?["triggerExposureOffsetMs"] as? Double { return offset }
             Thread.sleep(forTimeInterval: 0.1)
         }
         return nil
