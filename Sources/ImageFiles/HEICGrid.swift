@@ -139,6 +139,14 @@ enum HEICGrid {
                             path: path, encoding: true, doing: "setting quality")
         try HEICCodec.check(heif_encoder_set_parameter_string(encoder.pointer, "preset", options.x265Preset),
                             path: path, encoding: true, doing: "setting x265 preset")
+        // The preset's own CTU and intra TU depth, where libheif sets its own (x265's ctu must
+        // not exceed the picture; tiles are at least 64 pixels, which any CTU fits).
+        if let depths = HEICOptions.x265PresetDepths(options.x265Preset) {
+            try HEICCodec.check(heif_encoder_set_parameter_integer(encoder.pointer, "tu-intra-depth", Int32(depths.intraTUDepth)),
+                                path: path, encoding: true, doing: "setting x265's intra TU depth")
+            try HEICCodec.check(heif_encoder_set_parameter_string(encoder.pointer, "x265:ctu", String(depths.ctu)),
+                                path: path, encoding: true, doing: "setting x265's CTU size")
+        }
         // No thread pool inside x265: the tiles are the parallelism (one encoder per thread),
         // and a pool per 512×512 tile would only add threads fighting for the same cores.
         try HEICCodec.check(heif_encoder_set_parameter_string(encoder.pointer, "x265:pools", "none"),

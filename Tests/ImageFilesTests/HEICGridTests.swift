@@ -91,6 +91,24 @@ final class HEICGridTests: XCTestCase {
         }
     }
 
+    /// Each x265 preset codes with its own CTU and intra transform depth (x265's presets
+    /// table), not the fixed CTU 64 and depth 2 libheif's plugin puts in their place: read
+    /// back from the sequence parameter set the file carries.
+    func testTilesAreCodedWithThePresetsOwnCTUAndIntraTransformDepth() throws {
+        let image = smoothImage(width: 128, height: 128)
+        // (preset, CTU, max_transform_hierarchy_depth_intra = x265's tu-intra-depth − 1)
+        for (preset, ctu, depth) in [("ultrafast", 32, 0), ("veryfast", 32, 0), ("medium", 64, 0), ("slower", 64, 1)] {
+            let file = try ImageWriter.encode(image, format: .heic, metadata: nil,
+                                              heic: HEICOptions(x265Preset: preset), jpegQuality: 90)
+            let hvcC = try XCTUnwrap(BoxReader.find("hvcC", in: try ipco(file)), preset)
+            let sps = try XCTUnwrap(HEVCSequenceParameters(hvcC: Array(hvcC)), "\(preset): no SPS readable in hvcC")
+            XCTAssertEqual(sps.width, 128, preset)
+            XCTAssertEqual(sps.ctuSize, ctu, preset)
+            XCTAssertEqual(sps.maxIntraTransformDepth, depth, preset)
+        }
+        XCTAssertNil(HEICOptions.x265PresetDepths("quick"))
+    }
+
     func ipco(_ file: [UInt8]) throws -> ArraySlice<UInt8> {
         let meta = try XCTUnwrap(BoxReader.find("meta", in: file[...]))
         let iprp = try XCTUnwrap(BoxReader.find("iprp", in: meta.dropFirst(4)))
@@ -121,5 +139,81 @@ final class FirstUseGateTests: XCTestCase {
         running.withLock { $0 = (0, 0, 0) }
         DispatchQueue.concurrentPerform(iterations: 4) { _ in try? gate.once { try body(fail: false) } }
         XCTAssertGreaterThan(running.withLock { $0.peak }, 1, "together once one has succeeded")
+    }
+}
+
+/// The fields of an HEVC sequence parameter set (ITU-T H.265 7.3.2.2) up to the intra
+/// transform depth, read from an hvcC box's payload; nil if it is not one this reader knows
+/// (sub-layers, a truncated NAL).
+struct HEVCSequenceParameters {
+    var width = 0, height = 0, ctuSize = 0, maxIntraTransformDepth = 0
+
+    init?(hvcC: [UInt8]) {
+        // hvcC: 22 bytes of configuration, the number of arrays, then per array its NAL type,
+        // count and length-prefixed NAL units.
+        guard hvcC.count > 23 else { return nil }
+        var i = 23, found: [UInt8]?
+        for _ in 0..<Int(hvcC[22]) where found == nil {
+            guard i + 3 <= hvcC.count else { return nil }
+            let type = hvcC[i] & 0x3F, count = Int(hvcC[i + 1]) << 8 | Int(hvcC[i + 2])
+            i += 3
+            for _ in 0..<count {
+                guard i + 2 <= hvcC.count else { return nil }
+                let length = Int(hvcC[i]) << 8 | Int(hvcC[i + 1])
+                guard i + 2 + length <= hvcC.count else { return nil }
+                if type == 33, found == nil { found = Array(hvcC[(i + 2)..<(i + 2 + length)]) }
+                i += 2 + length
+            }
+        }
+        guard let nal = found, nal.count > 2 else { return nil }
+        // The RBSP: the 2-byte NAL header off, emulation prevention bytes (00 00 03) out.
+        var rbsp: [UInt8] = [], zeros = 0
+        for b in nal.dropFirst(2) {
+            if zeros >= 2 && b == 3 { zeros = 0; continue }
+            rbsp.append(b)
+            zeros = b == 0 ? zeros + 1 : 0
+        }
+        var bits = BitReader(bytes: rbsp)
+        _ = bits.read(4) // sps_video_parameter_set_id
+        guard bits.read(3) == 0 else { return nil } // sps_max_sub_layers_minus1: none
+        _ = bits.read(1)
+        _ = bits.read(96) // profile_tier_level without sub-layers
+        _ = bits.ue() // sps_seq_parameter_set_id
+        if bits.ue() == 3 { _ = bits.read(1) } // chroma_format_idc, separate_colour_plane_flag
+        width = bits.ue()
+        height = bits.ue()
+        if bits.read(1) == 1 { for _ in 0..<4 { _ = bits.ue() } } // conformance window
+        _ = bits.ue(); _ = bits.ue(); _ = bits.ue() // bit depths, log2_max_pic_order_cnt_lsb_minus4
+        _ = bits.read(1) // sps_sub_layer_ordering_info_present_flag (one sub-layer either way)
+        _ = bits.ue(); _ = bits.ue(); _ = bits.ue()
+        let minCoding = bits.ue() + 3, codingRange = bits.ue()
+        ctuSize = 1 << (minCoding + codingRange)
+        _ = bits.ue(); _ = bits.ue() // transform block sizes
+        _ = bits.ue() // max_transform_hierarchy_depth_inter
+        maxIntraTransformDepth = bits.ue()
+        guard !bits.overrun else { return nil }
+    }
+
+    struct BitReader {
+        let bytes: [UInt8]
+        var position = 0
+        var overrun = false
+
+        mutating func read(_ n: Int) -> Int {
+            var v = 0
+            for _ in 0..<n {
+                guard position / 8 < bytes.count else { overrun = true; return v }
+                v = v << 1 | Int(bytes[position / 8] >> (7 - position % 8) & 1)
+                position += 1
+            }
+            return v
+        }
+
+        /// Exp-Golomb ue(v).
+        mutating func ue() -> Int {
+            var zeros = 0
+            while read(1) == 0 && !overrun { zeros += 1 }
+            return (1 << zeros) - 1 + read(zeros)
+        }
     }
 }
