@@ -43,6 +43,9 @@ public struct FrameConverter: Sendable {
     public let height: Int
     private let columns: [Int]
     private let rows: [Int]
+    /// Every destination column is its source column (no horizontal scaling or crop): the
+    /// YUV loops then take pixels in pairs that share their chroma.
+    private let columnsAreSource: Bool
 
     public init(format: CameraPixelFormat, sourceWidth: Int, sourceHeight: Int, stride: Int, width: Int, height: Int) {
         self.format = format
@@ -56,6 +59,7 @@ public struct FrameConverter: Sendable {
         let x0 = (Double(sourceWidth) - scale * Double(width)) / 2, y0 = (Double(sourceHeight) - scale * Double(height)) / 2
         columns = (0..<width).map { min(sourceWidth - 1, Int(x0 + (Double($0) + 0.5) * scale)) }
         rows = (0..<height).map { min(sourceHeight - 1, Int(y0 + (Double($0) + 0.5) * scale)) }
+        columnsAreSource = columns.enumerated().allSatisfy { $0.offset == $0.element }
     }
 
     /// Bytes a frame needs at least.
@@ -108,9 +112,13 @@ public struct FrameConverter: Sendable {
                     for y in range {
                         let sy = rowIndex[y], d = dst + y * width * 3
                         let yRow = base + sy * stride, uRow = uPlane + (sy / 2) * chromaStride, vRow = vPlane + (sy / 2) * chromaStride
-                        for x in 0..<width {
-                            let sx = cols[x]
-                            Self.store(y: yRow[sx], u: uRow[sx >> 1], v: vRow[sx >> 1], to: d + x * 3)
+                        if columnsAreSource {
+                            Self.pairs(width: width, luma: yRow, into: d) { (uRow[$0], vRow[$0]) }
+                        } else {
+                            for x in 0..<width {
+                                let sx = cols[x]
+                                Self.store(y: yRow[sx], chroma: Self.chroma(u: uRow[sx >> 1], v: vRow[sx >> 1]), to: d + x * 3)
+                            }
                         }
                     }
                 case .nv12:
@@ -118,9 +126,13 @@ public struct FrameConverter: Sendable {
                     for y in range {
                         let sy = rowIndex[y], d = dst + y * width * 3
                         let yRow = base + sy * stride, uvRow = chroma + (sy / 2) * stride
-                        for x in 0..<width {
-                            let sx = cols[x], c = (sx >> 1) * 2
-                            Self.store(y: yRow[sx], u: uvRow[c], v: uvRow[c + 1], to: d + x * 3)
+                        if columnsAreSource {
+                            Self.pairs(width: width, luma: yRow, into: d) { (uvRow[$0 &* 2], uvRow[$0 &* 2 &+ 1]) }
+                        } else {
+                            for x in 0..<width {
+                                let sx = cols[x], c = (sx >> 1) * 2
+                                Self.store(y: yRow[sx], chroma: Self.chroma(u: uvRow[c], v: uvRow[c + 1]), to: d + x * 3)
+                            }
                         }
                     }
                 }
@@ -128,13 +140,38 @@ public struct FrameConverter: Sendable {
         }
     }
 
-    /// One BT.601 limited-range Y′CbCr pixel as 8-bit RGB, in 16.16 fixed point.
+    /// A row whose columns are the source's: two pixels a chroma sample (`chromaAt(x / 2)`).
     @inline(__always)
-    private static func store(y: UInt8, u: UInt8, v: UInt8, to d: UnsafeMutablePointer<UInt8>) {
-        let c = (Int(y) - 16) * 76284
-        let dU = Int(u) - 128, dV = Int(v) - 128
-        d[0] = UInt8(clamping: (c + 104595 * dV) >> 16)
-        d[1] = UInt8(clamping: (c - 25690 * dU - 53281 * dV) >> 16)
-        d[2] = UInt8(clamping: (c + 132186 * dU) >> 16)
+    private static func pairs(width: Int, luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
+                              chromaAt: (Int) -> (UInt8, UInt8)) {
+        var x = 0
+        while x &+ 2 <= width {
+            let (u, v) = chromaAt(x &>> 1)
+            let c = chroma(u: u, v: v)
+            store(y: luma[x], chroma: c, to: d + x &* 3)
+            store(y: luma[x &+ 1], chroma: c, to: d + (x &* 3 &+ 3))
+            x &+= 2
+        }
+        if x < width {
+            let (u, v) = chromaAt(x &>> 1)
+            store(y: luma[x], chroma: chroma(u: u, v: v), to: d + x &* 3)
+        }
+    }
+
+    /// What a BT.601 limited-range Cb, Cr pair adds to red, green and blue, in 16.16 fixed point.
+    @inline(__always)
+    private static func chroma(u: UInt8, v: UInt8) -> (r: Int32, g: Int32, b: Int32) {
+        let dU = Int32(u) &- 128, dV = Int32(v) &- 128
+        return (104595 &* dV, -25690 &* dU &- 53281 &* dV, 132186 &* dU)
+    }
+
+    /// One BT.601 limited-range Y′CbCr pixel as 8-bit RGB, in 16.16 fixed point. Wrapping
+    /// arithmetic: no sum here leaves ±2³¹ (luma ≤ 239 · 76284, chroma ≤ 128 · 132186).
+    @inline(__always)
+    private static func store(y: UInt8, chroma c: (r: Int32, g: Int32, b: Int32), to d: UnsafeMutablePointer<UInt8>) {
+        let l = (Int32(y) &- 16) &* 76284
+        d[0] = UInt8(clamping: (l &+ c.r) &>> 16)
+        d[1] = UInt8(clamping: (l &+ c.g) &>> 16)
+        d[2] = UInt8(clamping: (l &+ c.b) &>> 16)
     }
 }

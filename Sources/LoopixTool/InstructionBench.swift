@@ -1,3 +1,4 @@
+import Camera
 import FilmCore
 import Foundation
 import System
@@ -11,6 +12,7 @@ enum InstructionBench {
     static let width = 320, height = 240
     static let stages: [(key: String, label: String)] = [
         ("color", "colour LUT"), ("vignette", "vignette"), ("grain", "grain + blend (80 %)"), ("all", "full pipeline"),
+        ("yuv", "camera YUV 4:2:0 → RGB"),
     ]
 
     static func run(me: String, photos: [RGBImage], preset: Preset, work: String, cubePath: String, ffmpeg: String?) throws(ToolError) -> [(String, String)] {
@@ -91,13 +93,14 @@ enum InstructionBench {
         }
         let parts = size.split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw .usage("bench --size takes WxH, not \"\(size)\"") }
+        if key == "yuv" { return try convertCameraFrames(raw: raw, width: parts[0], height: parts[1], frames: frames) }
         let stages: RenderStages
         switch key {
         case "color": stages = .color
         case "vignette": stages = .vignette
         case "grain": stages = [.grain, .blend]
         case "all": stages = .all
-        default: throw .usage("bench --run-stage takes color, vignette, grain or all, not \"\(key)\"")
+        default: throw .usage("bench --run-stage takes color, vignette, grain, all or yuv, not \"\(key)\"")
         }
         guard let data = FileManager.default.contents(atPath: raw), data.count == parts[0] * parts[1] * 3 else {
             throw ToolError("\(raw): not a \(size) RGB frame")
@@ -111,6 +114,22 @@ enum InstructionBench {
                 for n in 0..<frames {
                     renderer.render(source: src.baseAddress!, destination: dst.baseAddress!, grainFrame: UInt64(n + 1), threads: 1, stages: stages)
                 }
+            }
+        }
+    }
+
+    /// The child for the preview's first step: `frames` conversions of the frame in `raw`, as
+    /// a camera's planar YUV 4:2:0 frame of the same size, into RGB on one thread.
+    static func convertCameraFrames(raw: String, width: Int, height: Int, frames: Int) throws(ToolError) {
+        guard let data = FileManager.default.contents(atPath: raw), data.count == width * height * 3 else {
+            throw ToolError("\(raw): not a \(width)×\(height) RGB frame")
+        }
+        let yuv = EngineBench.PreviewFrame.i420(RGBImage(width: width, height: height, pixels: [UInt8](data)))
+        let converter = FrameConverter(format: .yuv420, sourceWidth: width, sourceHeight: height, stride: width, width: width, height: height)
+        var image = RGBImage(width: width, height: height)
+        for _ in 0..<frames {
+            do { try yuv.withUnsafeBytes { try converter.convert($0, into: &image, threads: 1) } } catch {
+                throw ToolError("bench: \(error)")
             }
         }
     }

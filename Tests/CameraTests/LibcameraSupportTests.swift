@@ -37,6 +37,41 @@ final class PixelConversionTests: XCTestCase {
         XCTAssertLessThan(image[0, 0].z, 15)
     }
 
+    /// Frames whose columns are the destination's (the preview's usual case, converted two
+    /// pixels a chroma sample) decode every pixel as BT.601 says: an odd width, a padded stride
+    /// and a vertical crop, both planar and semi-planar.
+    func testUnscaledRowsDecodeEveryPixelAsBT601() throws {
+        let w = 37, stride = 40, sourceHeight = 12, h = 8 // rows 2…9 of 12
+        var bytes = [UInt8](repeating: 0, count: stride * sourceHeight * 3 / 2)
+        var state: UInt64 = 7
+        for i in bytes.indices {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            bytes[i] = UInt8(truncatingIfNeeded: state >> 56)
+        }
+        let lumaSize = stride * sourceHeight, chromaStride = stride / 2
+        for format in [CameraPixelFormat.yuv420, .nv12] {
+            var image = RGBImage(width: w, height: h)
+            try bytes.withUnsafeBytes {
+                try FrameConverter(format: format, sourceWidth: w, sourceHeight: sourceHeight, stride: stride, width: w, height: h)
+                    .convert($0, into: &image)
+            }
+            for y in 0..<h {
+                for x in 0..<w {
+                    let sy = y + 2
+                    let (u, v): (UInt8, UInt8) = format == .yuv420
+                        ? (bytes[lumaSize + sy / 2 * chromaStride + x / 2], bytes[lumaSize + chromaStride * sourceHeight / 2 + sy / 2 * chromaStride + x / 2])
+                        : (bytes[lumaSize + sy / 2 * stride + x / 2 * 2], bytes[lumaSize + sy / 2 * stride + x / 2 * 2 + 1])
+                    let l = 1.164 * (Double(bytes[sy * stride + x]) - 16), cb = Double(u) - 128, cr = Double(v) - 128
+                    let expected = [l + 1.596 * cr, l - 0.392 * cb - 0.813 * cr, l + 2.017 * cb].map { min(max($0, 0), 255) }
+                    let got = image[x, y]
+                    for c in 0..<3 {
+                        XCTAssertEqual(Double(got[c]), expected[c], accuracy: 1, "\(format) pixel (\(x), \(y)) channel \(c)")
+                    }
+                }
+            }
+        }
+    }
+
     func testScalingCentreCropsToTheDestinationAspect() throws {
         // A 4×2 source whose left and right quarters are black, middle white, into 2×2: the
         // 2:1 frame is cropped to its centre square, so all white.
