@@ -425,10 +425,10 @@ struct PixelRow {
         let half = SIMD16<UInt16>(repeating: 128)
         var i = 0
         while i &+ 16 <= count {
-            let a = SIMD16<UInt16>(truncatingIfNeeded: UnsafeRawPointer(original + i).loadUnaligned(as: SIMD16<UInt8>.self))
-            let b = SIMD16<UInt16>(truncatingIfNeeded: UnsafeRawPointer(look + i).loadUnaligned(as: SIMD16<UInt8>.self))
+            let a = SIMD16<UInt16>(widening: UnsafeRawPointer(original + i).loadUnaligned(as: SIMD16<UInt8>.self))
+            let b = SIMD16<UInt16>(widening: UnsafeRawPointer(look + i).loadUnaligned(as: SIMD16<UInt8>.self))
             let mixed = (a &* k &+ b &* w &+ half) &>> 8
-            UnsafeMutableRawPointer(look + i).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: mixed), as: SIMD16<UInt8>.self)
+            UnsafeMutableRawPointer(look + i).storeBytes(of: SIMD16<UInt8>(lowBytes: mixed), as: SIMD16<UInt8>.self)
             i &+= 16
         }
         while i < count {

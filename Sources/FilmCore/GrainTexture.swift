@@ -199,11 +199,11 @@ public struct GrainTexture: Sendable {
     @inline(__always)
     static func mixFour(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ wp: SIMD16<Int16>,
                         _ q: UnsafePointer<UInt8>, _ wq: SIMD16<Int16>) {
-        let a = SIMD16<Int16>(truncatingIfNeeded: UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Int8>.self))
-        let b = SIMD16<Int16>(truncatingIfNeeded: UnsafeRawPointer(q).loadUnaligned(as: SIMD16<Int8>.self))
+        let a = SIMD16<Int16>(widening: UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Int8>.self))
+        let b = SIMD16<Int16>(widening: UnsafeRawPointer(q).loadUnaligned(as: SIMD16<Int8>.self))
         let n = (a &* wp &+ b &* wq &+ 64) &>> 7
         let clamped = pointwiseMin(pointwiseMax(n, SIMD16(repeating: -128)), SIMD16(repeating: 127))
-        UnsafeMutableRawPointer(out).storeBytes(of: SIMD16<Int8>(truncatingIfNeeded: clamped), as: SIMD16<Int8>.self)
+        UnsafeMutableRawPointer(out).storeBytes(of: SIMD16<Int8>(lowBytes: clamped), as: SIMD16<Int8>.self)
     }
 
     /// Writes one output row's grain into `out` (4 bytes a pixel, like the tile's texels):
