@@ -93,17 +93,20 @@ enum InstructionBench {
         }
         let parts = size.split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw .usage("bench --size takes WxH, not \"\(size)\"") }
-        if key == "yuv" { return try convertCameraFrames(raw: raw, width: parts[0], height: parts[1], frames: frames) }
-        let stages: RenderStages
+        let stages: RenderStages? // nil: the camera frame's conversion, not the engine
         switch key {
         case "color": stages = .color
         case "vignette": stages = .vignette
         case "grain": stages = [.grain, .blend]
         case "all": stages = .all
+        case "yuv": stages = nil
         default: throw .usage("bench --run-stage takes color, vignette, grain, all or yuv, not \"\(key)\"")
         }
         guard let data = FileManager.default.contents(atPath: raw), data.count == parts[0] * parts[1] * 3 else {
             throw ToolError("\(raw): not a \(size) RGB frame")
+        }
+        guard let stages else {
+            return try convertCameraFrames(RGBImage(width: parts[0], height: parts[1], pixels: [UInt8](data)), frames: frames)
         }
         let look = FilmLook(preset: preset, settings: RenderSettings(intensity: key == "grain" ? 0.8 : 1))
         let renderer = FilmRenderer(look: look, width: parts[0], height: parts[1])
@@ -118,15 +121,13 @@ enum InstructionBench {
         }
     }
 
-    /// The child for the preview's first step: `frames` conversions of the frame in `raw`, as
-    /// a camera's planar YUV 4:2:0 frame of the same size, into RGB on one thread.
-    static func convertCameraFrames(raw: String, width: Int, height: Int, frames: Int) throws(ToolError) {
-        guard let data = FileManager.default.contents(atPath: raw), data.count == width * height * 3 else {
-            throw ToolError("\(raw): not a \(width)×\(height) RGB frame")
-        }
-        let yuv = EngineBench.PreviewFrame.i420(RGBImage(width: width, height: height, pixels: [UInt8](data)))
-        let converter = FrameConverter(format: .yuv420, sourceWidth: width, sourceHeight: height, stride: width, width: width, height: height)
-        var image = RGBImage(width: width, height: height)
+    /// The child for the preview's first step: `frames` conversions of `frame`, as a camera's
+    /// planar YUV 4:2:0 frame of the same size, into RGB on one thread.
+    static func convertCameraFrames(_ frame: RGBImage, frames: Int) throws(ToolError) {
+        let w = frame.width, h = frame.height
+        let yuv = EngineBench.PreviewFrame.i420(frame)
+        let converter = FrameConverter(format: .yuv420, sourceWidth: w, sourceHeight: h, stride: w, width: w, height: h)
+        var image = RGBImage(width: w, height: h)
         for _ in 0..<frames {
             do { try yuv.withUnsafeBytes { try converter.convert($0, into: &image, threads: 1) } } catch {
                 throw ToolError("bench: \(error)")

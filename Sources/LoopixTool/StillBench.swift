@@ -36,8 +36,7 @@ enum StillBench {
                 do { try ImageWriter.write(developed, to: png, format: .png, replace: true) } catch { throw ToolError("\(error)") }
             }
             var develop1: [Double] = [], developAll: [Double] = [], save1: [Double] = [], saveAll: [Double] = []
-            var jpeg: [Double] = [], theirs: [Double] = [], ratios: [Double] = []
-            var theirsAlike: [Double] = [], ratiosAlike: [Double] = []
+            var jpeg: [Double] = [], theirs: [Double] = [], theirsAlike: [Double] = []
             var heicBytes = 0, jpegBytes = 0
             for _ in 0..<repetitions {
                 for threads in Set([1, cores]).sorted() {
@@ -57,21 +56,15 @@ enum StillBench {
                 if let heifEnc {
                     // heif-enc as it comes (libheif's x265 plugin puts its own CTU and intra TU
                     // depth in place of the preset's), then told the preset's own, as ours is.
-                    let common = ["-q", "\(Int(quality * 100))", "-p", "preset=\(x265)", "-o", work + "/heif-enc.heic"]
-                    for alike in [false, true] {
-                        let told = !alike ? [] : HEICOptions.x265PresetDepths(x265).map {
-                            ["-p", "tu-intra-depth=\($0.intraTUDepth)", "-p", "x265:ctu=\($0.ctu)"]
-                        } ?? []
-                        let r = try Subprocess.run(heifEnc, common + told + [png])
+                    func heifEncSeconds(_ told: [String]) throws(ToolError) -> Double {
+                        let r = try Subprocess.run(heifEnc, ["-q", "\(Int(quality * 100))", "-p", "preset=\(x265)", "-o", work + "/heif-enc.heic"]
+                                                   + told + [png])
                         guard r.status == 0 else { throw ToolError("bench: heif-enc failed (exit \(r.status))") }
-                        if alike {
-                            theirsAlike.append(r.seconds)
-                            ratiosAlike.append(saveAll.last! / r.seconds)
-                        } else {
-                            theirs.append(r.seconds)
-                            ratios.append(saveAll.last! / r.seconds)
-                        }
+                        return r.seconds
                     }
+                    theirs.append(try heifEncSeconds([]))
+                    let depths = HEICOptions.x265PresetDepths(x265)
+                    theirsAlike.append(try heifEncSeconds(depths.map { ["-p", "tu-intra-depth=\($0.intraTUDepth)", "-p", "x265:ctu=\($0.ctu)"] } ?? []))
                 }
                 var bytes: [UInt8] = []
                 jpeg.append(try timed { () throws(ToolError) in bytes = try encode(developed, .jpeg, HEICOptions()) })
@@ -86,10 +79,10 @@ enum StillBench {
             f.rows.append(("\(name) still to saved HEIC, 1 core / \(cores)", String(format: "%.2f / %.2f s", toSaved1, toSavedAll)))
             f.stillToSaved.append((name, toSaved1, toSavedAll))
             if !theirs.isEmpty {
-                let ratio = Stats(ratios)
+                // Per repetition: our save on every core over heif-enc's run beside it.
+                let ratio = Stats(zip(saveAll, theirs).map(/)), alike = Stats(zip(saveAll, theirsAlike).map(/))
                 f.rows.append(("\(name) heif-enc, same image (PNG in), same quality and preset",
                                "\(Stats(theirs).text2) s → our save \(String(format: "%.2f", ratio.median))× its time\(ratio.noisy ? " (noisy)" : "")"))
-                let alike = Stats(ratiosAlike)
                 f.rows.append(("\(name) heif-enc told the preset's CTU and intra TU depth, as ours",
                                "\(Stats(theirsAlike).text2) s → our save \(String(format: "%.2f", alike.median))× its time\(alike.noisy ? " (noisy)" : "")"))
                 if name == "12 MP" { f.targets.append(("HEIC save ≤ 0.6× heif-enc's time (12 MP, \(cores) cores)", ratio.median <= 0.6)) }
