@@ -405,9 +405,9 @@ struct PixelRow {
             var or = (vr &+ 128) &>> 8, og = (vg &+ 128) &>> 8, ob = (vb &+ 128) &>> 8
             if G.on, let table = grainTable {
                 let t = grain + px &* 4
-                or = Int32(table[Int(or) &<< 8 | Int(t[0] ^ 0x80)])
-                og = Int32(table[Int(og) &<< 8 | Int(t[1] ^ 0x80)])
-                ob = Int32(table[Int(ob) &<< 8 | Int(t[2] ^ 0x80)])
+                or = Int32(table[Int(or) &<< 8 | Int(t[0])])
+                og = Int32(table[Int(og) &<< 8 | Int(t[1])])
+                ob = Int32(table[Int(ob) &<< 8 | Int(t[2])])
             }
             dst[i] = UInt8(truncatingIfNeeded: or)
             dst[i &+ 1] = UInt8(truncatingIfNeeded: og)
@@ -416,19 +416,21 @@ struct PixelRow {
         if B.on { Self.blend(original: blendIn, into: dst, count: width * 3, keep: keep, weight: weight) }
     }
 
-    /// The blend, in a pass of its own over the row's bytes, 16 at a time in vector lanes:
-    /// `look` = (original × keep + look × weight + 128) / 256, keep + weight = 256 (so every
-    /// sum fits in 16 bits). `original` must not be `look`.
+    /// The blend, in a pass of its own over the row's bytes, 16 at a time in two 8-lane
+    /// halves: `look` = (original × keep + look × weight + 128) / 256, keep + weight = 256 (so
+    /// every sum fits in 16 bits). `original` must not be `look`.
     static func blend(original: UnsafePointer<UInt8>, into look: UnsafeMutablePointer<UInt8>, count: Int, keep: Int32, weight: Int32) {
-        let k = SIMD16<UInt16>(repeating: UInt16(truncatingIfNeeded: keep))
-        let w = SIMD16<UInt16>(repeating: UInt16(truncatingIfNeeded: weight))
-        let half = SIMD16<UInt16>(repeating: 128)
+        let k = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: keep))
+        let w = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: weight))
+        @inline(__always) func mix(_ a: SIMD8<UInt8>, _ b: SIMD8<UInt8>) -> SIMD8<UInt8> {
+            SIMD8<UInt8>(lowBytes: (SIMD8<UInt16>(widening: a) &* k &+ SIMD8<UInt16>(widening: b) &* w &+ 128) &>> 8)
+        }
         var i = 0
         while i &+ 16 <= count {
-            let a = SIMD16<UInt16>(widening: UnsafeRawPointer(original + i).loadUnaligned(as: SIMD16<UInt8>.self))
-            let b = SIMD16<UInt16>(widening: UnsafeRawPointer(look + i).loadUnaligned(as: SIMD16<UInt8>.self))
-            let mixed = (a &* k &+ b &* w &+ half) &>> 8
-            UnsafeMutableRawPointer(look + i).storeBytes(of: SIMD16<UInt8>(lowBytes: mixed), as: SIMD16<UInt8>.self)
+            let a = UnsafeRawPointer(original + i).loadUnaligned(as: SIMD16<UInt8>.self)
+            let b = UnsafeRawPointer(look + i).loadUnaligned(as: SIMD16<UInt8>.self)
+            UnsafeMutableRawPointer(look + i).storeBytes(of: SIMD16(lowHalf: mix(a.lowHalf, b.lowHalf), highHalf: mix(a.highHalf, b.highHalf)),
+                                                         as: SIMD16<UInt8>.self)
             i &+= 16
         }
         while i < count {

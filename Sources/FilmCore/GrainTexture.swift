@@ -34,7 +34,8 @@ public struct GrainTexture: Sendable {
     /// pattern of an Int8 = 32 × noise, clamped to ±127 (±4 standard deviations).
     let quantized: [UInt8]
     static let quantizationScale = 32.0
-    /// 256 × 256: output level for (input level << 8 | noise + 128), noise in 1/32 σ — the
+    /// 256 × 256: output level for (input level << 8 | texel byte), the texel's noise in
+    /// 1/32 σ as an Int8 bit pattern (so the pixel loop indexes with the byte as it is) — the
     /// film's density response at this pixel size, baked (it is per texture, so a renderer for
     /// a size whose texture is made already costs nothing to set up).
     let densityTable: [UInt8]
@@ -78,7 +79,7 @@ public struct GrainTexture: Sendable {
         var table = [UInt8](repeating: 0, count: 256 * 256)
         for level in 0..<256 {
             for q in 0..<256 {
-                let n = Double(q - 128) / Self.quantizationScale
+                let n = Double(Int8(truncatingIfNeeded: q)) / Self.quantizationScale
                 let out = GrainModel.apply(Double(level) / 255, noise: n, variance: apertureVariance)
                 table[level << 8 | q] = UInt8((out * 255).rounded())
             }
@@ -194,36 +195,83 @@ public struct GrainTexture: Sendable {
         return [SIMD16<Int16>((0..<16).map { Int16(w[$0 / 4].0) }), SIMD16<Int16>((0..<16).map { Int16(w[$0 / 4].1) })]
     }
 
-    /// Four pixels' texels of two tile rows mixed with per-lane weights in 1/128ths, rounded
-    /// and clamped to the texel range, into `out` (16 bytes: the unused bytes too).
+    // The mixes of two texels a, b with weights wa, wb in 1/128ths: (a × wa + b × wb + 64) >> 7.
+    // Texels are within ±127 and a pair of weights sums to at most 181, so a mix is within
+    // ±180 and a mix of two mixes (the corners, where four blocks meet) within ±32 644: all
+    // fits 16-bit lanes. Only the final mix is clamped to the texel range; the scalar and
+    // vector paths compute the same values.
+
+    /// One channel's mix, clamped.
+    @inline(__always)
+    static func mix(_ a: Int32, _ wa: Int32, _ b: Int32, _ wb: Int32) -> Int32 { (a &* wa &+ b &* wb &+ 64) &>> 7 }
+
+    @inline(__always)
+    static func clampedTexel(_ n: Int32) -> UInt8 { UInt8(bitPattern: Int8(min(max(n, -128), 127))) }
+
+    @inline(__always)
+    static func texel(_ p: UnsafePointer<UInt8>, _ k: Int) -> Int32 { Int32(Int8(bitPattern: p[k])) }
+
+    /// Four texels (16 bytes, the unused ones too) as two halves of 16-bit lanes.
+    @inline(__always)
+    static func fourTexels(_ p: UnsafePointer<UInt8>) -> (SIMD8<Int16>, SIMD8<Int16>) {
+        let v = UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Int8>.self)
+        return (SIMD8<Int16>(widening: v.lowHalf), SIMD8<Int16>(widening: v.highHalf))
+    }
+
+    @inline(__always)
+    static func mixLanes(_ a: SIMD8<Int16>, _ wa: SIMD8<Int16>, _ b: SIMD8<Int16>, _ wb: SIMD8<Int16>) -> SIMD8<Int16> {
+        (a &* wa &+ b &* wb &+ 64) &>> 7
+    }
+
+    /// Two halves of mixed lanes, clamped to the texel range, as four texels into `out`.
+    @inline(__always)
+    static func storeFour(_ out: UnsafeMutablePointer<UInt8>, _ low: SIMD8<Int16>, _ high: SIMD8<Int16>) {
+        let v = SIMD16(lowHalf: SIMD8<Int8>(lowBytes: low.clampedToInt8), highHalf: SIMD8<Int8>(lowBytes: high.clampedToInt8))
+        UnsafeMutableRawPointer(out).storeBytes(of: v, as: SIMD16<Int8>.self)
+    }
+
+    /// Four pixels' texels of two tile rows mixed with per-lane weights, into `out`.
     @inline(__always)
     static func mixFour(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ wp: SIMD16<Int16>,
                         _ q: UnsafePointer<UInt8>, _ wq: SIMD16<Int16>) {
-        let a = SIMD16<Int16>(widening: UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Int8>.self))
-        let b = SIMD16<Int16>(widening: UnsafeRawPointer(q).loadUnaligned(as: SIMD16<Int8>.self))
-        let n = (a &* wp &+ b &* wq &+ 64) &>> 7
-        let clamped = pointwiseMin(pointwiseMax(n, SIMD16(repeating: -128)), SIMD16(repeating: 127))
-        UnsafeMutableRawPointer(out).storeBytes(of: SIMD16<Int8>(lowBytes: clamped), as: SIMD16<Int8>.self)
+        let (p0, p1) = fourTexels(p), (q0, q1) = fourTexels(q)
+        storeFour(out, mixLanes(p0, wp.lowHalf, q0, wq.lowHalf), mixLanes(p1, wp.highHalf, q1, wq.highHalf))
+    }
+
+    /// Four pixels where four blocks meet: the upper blocks' texels (a left, c right) mixed by
+    /// the per-lane weights wa, wc, the lower blocks' (d, e) likewise, then the two by wy.
+    @inline(__always)
+    static func mixFourCorner(_ out: UnsafeMutablePointer<UInt8>, _ a: UnsafePointer<UInt8>, _ c: UnsafePointer<UInt8>,
+                              _ d: UnsafePointer<UInt8>, _ e: UnsafePointer<UInt8>,
+                              _ wa: SIMD16<Int16>, _ wc: SIMD16<Int16>, _ wy: (SIMD8<Int16>, SIMD8<Int16>)) {
+        let (a0, a1) = fourTexels(a), (c0, c1) = fourTexels(c), (d0, d1) = fourTexels(d), (e0, e1) = fourTexels(e)
+        let top0 = mixLanes(a0, wa.lowHalf, c0, wc.lowHalf), top1 = mixLanes(a1, wa.highHalf, c1, wc.highHalf)
+        let bottom0 = mixLanes(d0, wa.lowHalf, e0, wc.lowHalf), bottom1 = mixLanes(d1, wa.highHalf, e1, wc.highHalf)
+        storeFour(out, mixLanes(top0, wy.0, bottom0, wy.1), mixLanes(top1, wy.0, bottom1, wy.1))
+    }
+
+    /// The tile rows a column of blocks gives one output row, with their x offsets: the upper
+    /// and lower blocks' where block rows blend, else the one block read, twice.
+    struct BlockColumn {
+        let upper: UnsafePointer<UInt8>, upperX: Int
+        let lower: UnsafePointer<UInt8>, lowerX: Int
     }
 
     /// Writes one output row's grain into `out` (4 bytes a pixel, like the tile's texels):
     /// what `noise(x:y:frame:)` gives, quantised. Inside a block it copies tile rows; the
-    /// 16-pixel bands between blocks blend two or four of them (two: four pixels at a time in
-    /// 16-bit lanes). `weights` is `fixedBlendWeights`, `lanes` `laneBlendWeights`; `tile` is
+    /// 16-pixel bands between blocks blend two or four of them, four pixels at a time in
+    /// 16-bit lanes. `weights` is `fixedBlendWeights`, `lanes` `laneBlendWeights`; `tile` is
     /// `quantized`.
     static func fillRow(_ out: UnsafeMutablePointer<UInt8>, width: Int, windowX: Int, frameY: Int, seed: UInt64, frame: UInt64,
                         tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int32, Int32)>, lanes: UnsafePointer<SIMD16<Int16>>) {
         let by = blendPosition(frameY)
         let (wy0, wy1) = weights[by.position]
+        let rowsBlend = wy0 != 0 && wy1 != 0
         let rowBytes = tileSize * 4
         let bandStart = (blockSize - blendBand) / 2, bandEnd = bandStart + blendBand
-        @inline(__always) func mix(_ a: UInt8, _ wa: Int32, _ b: UInt8, _ wb: Int32) -> UInt8 {
-            let n = (Int32(Int8(bitPattern: a)) &* wa &+ Int32(Int8(bitPattern: b)) &* wb &+ 64) &>> 7
-            return UInt8(bitPattern: Int8(min(max(n, -128), 127)))
-        }
         /// Pixels from..<to mixed from two tile rows (texels at px + offset, wrapping) with the
-        /// weights `lanesAt`/`weightsAt` give for a pixel: four pixels at a time in 16-bit lanes
-        /// where neither row wraps within them, one at a time elsewhere.
+        /// weights `lanesAt`/`weightsAt` give for a pixel: four pixels at a time where neither
+        /// row wraps within them, one at a time elsewhere.
         @inline(__always) func mixRows(_ p: UnsafePointer<UInt8>, _ po: Int, _ q: UnsafePointer<UInt8>, _ qo: Int, _ from: Int, _ to: Int,
                                        lanesAt: (Int) -> (SIMD16<Int16>, SIMD16<Int16>), weightsAt: (Int) -> (Int32, Int32)) {
             var px = from
@@ -234,64 +282,81 @@ public struct GrainTexture: Sendable {
                     mixFour(out + px &* 4, p + sp &* 4, wp, q + sq &* 4, wq)
                     px &+= 4
                 } else {
-                    let (wp, wq) = weightsAt(px)
-                    for k in 0..<3 { out[px &* 4 &+ k] = mix(p[sp &* 4 &+ k], wp, q[sq &* 4 &+ k], wq) }
+                    let (wp, wq) = weightsAt(px), tp = p + sp &* 4, tq = q + sq &* 4
+                    for k in 0..<3 { out[px &* 4 &+ k] = clampedTexel(mix(texel(tp, k), wp, texel(tq, k), wq)) }
                     px &+= 1
                 }
             }
         }
+        // Block column bx's tile rows for this output row. Inside a row of blocks only one
+        // block is read: the upper while wy1 is 0, the lower while wy0 is.
+        func column(_ bx: Int) -> BlockColumn {
+            func block(_ byBlock: Int) -> (UnsafePointer<UInt8>, Int) {
+                let o = blockOffset(seed: seed, frame: frame, bx: bx, by: byBlock)
+                return (tile + ((frameY &+ o.y) & tileMask) &* rowBytes, o.x &+ windowX)
+            }
+            if rowsBlend {
+                let (u, ux) = block(by.block), (l, lx) = block(by.block + 1)
+                return BlockColumn(upper: u, upperX: ux, lower: l, lowerX: lx)
+            }
+            let (r, rx) = block(by.block + (wy1 == 0 ? 0 : 1))
+            return BlockColumn(upper: r, upperX: rx, lower: r, lowerX: rx)
+        }
         let wy = (SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy0)), SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy1)))
+        // One column of blocks over pixels from..<to: copies of a tile row (split where it
+        // wraps) inside a row of blocks, the upper and lower rows mixed between two.
+        func fill(_ b: BlockColumn, _ from: Int, _ to: Int) {
+            if rowsBlend {
+                mixRows(b.upper, b.upperX, b.lower, b.lowerX, from, to, lanesAt: { _ in wy }, weightsAt: { _ in (wy0, wy1) })
+                return
+            }
+            var px = from
+            while px < to {
+                let start = (px &+ b.upperX) & tileMask
+                let n = min(to - px, tileSize - start)
+                (out + px * 4).update(from: b.upper + start * 4, count: n * 4)
+                px += n
+            }
+        }
+        let wyLanes = (wy.0.lowHalf, wy.1.lowHalf)
         var x = 0
+        var left = column(blendPosition(windowX).block)
         while x < width {
             let bx = blendPosition(x + windowX)
             let end = min(x + blockSize - bx.position, width)
-            // The tile rows (and x offsets) of the four blocks around this run.
-            func block(_ dx: Int, _ dy: Int) -> (UnsafePointer<UInt8>, Int) {
-                let o = blockOffset(seed: seed, frame: frame, bx: bx.block + dx, by: by.block + dy)
-                return (tile + ((frameY + o.y) & tileMask) * rowBytes, o.x + windowX)
-            }
-            let (a, ao) = block(0, 0), (c, co) = block(1, 0), (d, dOffset) = block(0, 1), (e, eo) = block(1, 1)
-            // One column of blocks (left: a over d, right: c over e) over pixels lo..<hi.
-            func column(_ upper: UnsafePointer<UInt8>, _ uo: Int, _ lower: UnsafePointer<UInt8>, _ lo: Int, _ from: Int, _ to: Int) {
-                if wy1 == 0 || wy0 == 0 {
-                    // Inside a row of blocks: copies of a tile row, split where it wraps.
-                    let (row, offset) = wy1 == 0 ? (upper, uo) : (lower, lo)
-                    var px = from
-                    while px < to {
-                        let start = (px &+ offset) & tileMask
-                        let n = min(to - px, tileSize - start)
-                        (out + px * 4).update(from: row + start * 4, count: n * 4)
-                        px += n
-                    }
-                } else {
-                    mixRows(upper, uo, lower, lo, from, to, lanesAt: { _ in wy }, weightsAt: { _ in (wy0, wy1) })
-                }
-            }
-            let p0 = bx.position
-            let bandFrom = min(max(x + bandStart - p0, x), end), bandTo = min(max(x + bandEnd - p0, x), end)
-            column(a, ao, d, dOffset, x, bandFrom)
-            if wy1 == 0 || wy0 == 0 {
+            let right = column(bx.block + 1) // the next run's left
+            let first = x - bx.position // the band's weights are by position past the left block's centre
+            let bandFrom = min(max(first + bandStart, x), end), bandTo = min(max(first + bandEnd, x), end)
+            fill(left, x, bandFrom)
+            if !rowsBlend {
                 // Inside a row of blocks (most rows): the band blends the left and right blocks only.
-                let (left, lo, right, ro) = wy1 == 0 ? (a, ao, c, co) : (d, dOffset, e, eo)
-                let first = x - p0 // the band's weights are by position past the first block's centre
-                mixRows(left, lo, right, ro, bandFrom, bandTo,
+                mixRows(left.upper, left.upperX, right.upper, right.upperX, bandFrom, bandTo,
                         lanesAt: { px in (lanes[2 &* (px &- first)], lanes[2 &* (px &- first) &+ 1]) },
                         weightsAt: { px in weights[px &- first] })
             } else {
-                for px in bandFrom..<bandTo {
-                    let (wx0, wx1) = weights[px - x + p0]
-                    let ta = a + ((px &+ ao) & tileMask) &* 4, tc = c + ((px &+ co) & tileMask) &* 4
-                    let td = d + ((px &+ dOffset) & tileMask) &* 4, te = e + ((px &+ eo) & tileMask) &* 4
-                    for k in 0..<3 {
-                        let top = Int32(Int8(bitPattern: ta[k])) &* wx0 &+ Int32(Int8(bitPattern: tc[k])) &* wx1
-                        let bottom = Int32(Int8(bitPattern: td[k])) &* wx0 &+ Int32(Int8(bitPattern: te[k])) &* wx1
-                        let n = (top &* wy0 &+ bottom &* wy1 &+ 8192) &>> 14
-                        out[px &* 4 &+ k] = UInt8(bitPattern: Int8(min(max(n, -128), 127)))
+                var px = bandFrom
+                while px < bandTo {
+                    let sa = (px &+ left.upperX) & tileMask, sc = (px &+ right.upperX) & tileMask
+                    let sd = (px &+ left.lowerX) & tileMask, se = (px &+ right.lowerX) & tileMask
+                    if px &+ 4 <= bandTo && max(max(sa, sc), max(sd, se)) &+ 4 <= tileSize {
+                        let i = 2 &* (px &- first)
+                        mixFourCorner(out + px &* 4, left.upper + sa &* 4, right.upper + sc &* 4, left.lower + sd &* 4, right.lower + se &* 4,
+                                      lanes[i], lanes[i &+ 1], wyLanes)
+                        px &+= 4
+                    } else {
+                        let (wx0, wx1) = weights[px &- first]
+                        let ta = left.upper + sa &* 4, tc = right.upper + sc &* 4, td = left.lower + sd &* 4, te = right.lower + se &* 4
+                        for k in 0..<3 {
+                            let top = mix(texel(ta, k), wx0, texel(tc, k), wx1), bottom = mix(texel(td, k), wx0, texel(te, k), wx1)
+                            out[px &* 4 &+ k] = clampedTexel(mix(top, wy0, bottom, wy1))
+                        }
+                        px &+= 1
                     }
                 }
             }
-            column(c, co, e, eo, bandTo, end)
+            fill(right, bandTo, end)
             x = end
+            left = right
         }
     }
 

@@ -143,4 +143,65 @@ final class GrainTests: XCTestCase {
         XCTAssertEqual(a, TestImages.render(TestImages.flat(64, 64, 100), preset, window: Self.window, frame: 1))
         XCTAssertNotEqual(a, TestImages.render(TestImages.flat(64, 64, 100), preset, window: Self.window, frame: 2))
     }
+
+    /// The fast path's grain rows — tile rows copied inside blocks, two mixed in the bands
+    /// between blocks, four where blocks meet, in vector lanes where no tile row wraps within
+    /// four pixels and one pixel at a time where one does — against `noise(x:y:frame:)`'s
+    /// blend of the same quantised texels with exact weights: equal in the copies, within a
+    /// level (1/32 σ) and a half where two blocks mix and two levels where four do (weights
+    /// in 1/128ths, two roundings). A whole block
+    /// period of rows, at window offsets that move the wraps about.
+    func testGrainRowsAreTheTexturesNoiseQuantisedInBlocksBandsAndCorners() {
+        let texture = GrainTexture(grain: Preset.Grain(amount: 0.5, size: 1, clumping: 0.3, monochromatic: 0.2), seed: 7)
+        let width = 300, scale = GrainTexture.quantizationScale
+        var row = [UInt8](repeating: 0, count: width * 4)
+        var worst = 0.0, checked = [0, 0, 0] // pixels read from one, two and four blocks
+        for (windowX, windowY) in [(0, 0), (37, 21), (1001, 999)] {
+            for y in windowY..<(windowY + GrainTexture.blockSize) {
+                texture.quantized.withUnsafeBufferPointer { tile in
+                    GrainTexture.fixedBlendWeights.withUnsafeBufferPointer { weights in
+                        GrainTexture.laneBlendWeights.withUnsafeBufferPointer { lanes in
+                            GrainTexture.fillRow(&row, width: width, windowX: windowX, frameY: y, seed: texture.seed, frame: 5,
+                                                 tile: tile.baseAddress!, weights: weights.baseAddress!, lanes: lanes.baseAddress!)
+                        }
+                    }
+                }
+                let wy = GrainTexture.blendWeights(GrainTexture.blendPosition(y).position)
+                for px in 0..<width {
+                    let wx = GrainTexture.blendWeights(GrainTexture.blendPosition(px + windowX).position)
+                    let blocks = (wx.0 * wx.1 == 0 ? 1 : 2) * (wy.0 * wy.1 == 0 ? 1 : 2)
+                    checked[blocks / 2] += 1
+                    let expected = quantisedNoise(texture, x: px + windowX, y: y, frame: 5)
+                    for k in 0..<3 {
+                        let got = Double(Int8(bitPattern: row[px * 4 + k]))
+                        let error = abs(got - expected[k])
+                        worst = max(worst, error)
+                        if blocks == 1 {
+                            XCTAssertEqual(got, expected[k], "a copied texel at (\(px + windowX), \(y)), channel \(k)")
+                        }
+                        XCTAssertLessThanOrEqual(error, blocks == 4 ? 2 : 1.5, "(\(px + windowX), \(y)) from \(blocks) blocks, channel \(k)")
+                    }
+                }
+            }
+        }
+        XCTAssertTrue(checked.allSatisfy { $0 > 1000 }, "every kind of pixel checked: \(checked)")
+        XCTAssertGreaterThan(worst, 0.4, "the mixes do round")
+    }
+
+    /// What `noise(x:y:frame:)` computes, from the quantised texels (in 1/32 σ, clamped to
+    /// ±127) instead of the exact ones, clamped to the texel range as the fast path's are.
+    func quantisedNoise(_ texture: GrainTexture, x: Int, y: Int, frame: UInt64) -> SIMD3<Double> {
+        let px = GrainTexture.blendPosition(x), py = GrainTexture.blendPosition(y)
+        let wx = GrainTexture.blendWeights(px.position), wy = GrainTexture.blendWeights(py.position)
+        var sum = SIMD3<Double>.zero
+        for (dy, weightY) in [(0, wy.0), (1, wy.1)] {
+            for (dx, weightX) in [(0, wx.0), (1, wx.1)] where weightX * weightY != 0 {
+                let o = GrainTexture.blockOffset(seed: texture.seed, frame: frame, bx: px.block + dx, by: py.block + dy)
+                let i = (((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileSize + ((x + o.x) & GrainTexture.tileMask)) * 4
+                let texel = SIMD3((0..<3).map { Double(Int8(bitPattern: texture.quantized[i + $0])) })
+                sum += weightX * weightY * texel
+            }
+        }
+        return sum.clamped(lowerBound: SIMD3(repeating: -128), upperBound: SIMD3(repeating: 127))
+    }
 }
