@@ -66,9 +66,13 @@ public struct FrameConverter: Sendable {
     public var minimumLength: Int {
         switch format {
         case .xrgb8888, .rgb888, .bgr888: return stride * (sourceHeight - 1) + sourceWidth * (format == .xrgb8888 ? 4 : 3)
-        case .yuv420, .nv12: return stride * sourceHeight + (stride / 2) * (sourceHeight / 2) * 2
+        case .yuv420, .nv12: return stride * sourceHeight + (stride / 2) * chromaRows * 2
         }
     }
+
+    /// Rows of a 4:2:0 frame's chroma: one for every two luma rows, and one for an odd last row
+    /// (as FFmpeg and libcamera size the planes).
+    private var chromaRows: Int { (sourceHeight + 1) / 2 }
 
     /// Converts `source` into `image` (width × height), in `threads` bands of rows side by
     /// side. Throws, leaving `image` as it was, when the buffer is shorter than
@@ -108,7 +112,7 @@ public struct FrameConverter: Sendable {
                     }
                 case .yuv420:
                     let chromaStride = stride / 2
-                    let uPlane = base + stride * sourceHeight, vPlane = uPlane + chromaStride * (sourceHeight / 2)
+                    let uPlane = base + stride * sourceHeight, vPlane = uPlane + chromaStride * chromaRows
                     for y in range {
                         let sy = rowIndex[y], d = dst + y * width * 3
                         let yRow = base + sy * stride, uRow = uPlane + (sy / 2) * chromaStride, vRow = vPlane + (sy / 2) * chromaStride

@@ -72,6 +72,43 @@ final class PixelConversionTests: XCTestCase {
         }
     }
 
+    /// A frame of odd height has a chroma row for its last luma row alone: the planes are
+    /// sized and found that way (the V plane starts after 4 rows of U for 7 rows of luma), the
+    /// last row decodes with its own chroma, and a buffer one chroma row short is refused.
+    func testOddHeightFramesHaveAChromaRowForTheLastRow() throws {
+        let w = 6, stride = 8, h = 7, chromaRows = 4, chromaStride = stride / 2
+        let lumaSize = stride * h
+        for format in [CameraPixelFormat.yuv420, .nv12] {
+            var bytes = [UInt8](repeating: 16, count: lumaSize + chromaStride * chromaRows * 2)
+            // Neutral chroma everywhere but the last chroma row: strong red (V) there.
+            for i in lumaSize..<bytes.count { bytes[i] = 128 }
+            for x in 0..<(w / 2) {
+                if format == .yuv420 {
+                    bytes[lumaSize + chromaStride * chromaRows + 3 * chromaStride + x] = 240
+                } else {
+                    bytes[lumaSize + 3 * stride + x * 2 + 1] = 240
+                }
+            }
+            for i in 0..<lumaSize { bytes[i] = 126 }
+            let converter = FrameConverter(format: format, sourceWidth: w, sourceHeight: h, stride: stride, width: w, height: h)
+            XCTAssertEqual(converter.minimumLength, bytes.count, "\(format)")
+            var image = RGBImage(width: w, height: h)
+            try bytes.withUnsafeBytes { try converter.convert($0, into: &image) }
+            for y in 0..<h {
+                for x in 0..<w {
+                    let p = image[x, y]
+                    if y == h - 1 {
+                        XCTAssertGreaterThan(Int(p[0]), Int(p[1]) + 100, "\(format): the last row's red, at \(x)")
+                    } else {
+                        XCTAssertEqual(Int(p[0]), Int(p[1]), accuracy: 1, "\(format): grey at (\(x), \(y))")
+                    }
+                }
+            }
+            let short = [UInt8](bytes.dropLast(chromaStride))
+            XCTAssertThrowsError(try short.withUnsafeBytes { try converter.convert($0, into: &image) }, "\(format): one chroma row short")
+        }
+    }
+
     func testScalingCentreCropsToTheDestinationAspect() throws {
         // A 4×2 source whose left and right quarters are black, middle white, into 2×2: the
         // 2:1 frame is cropped to its centre square, so all white.
