@@ -80,6 +80,41 @@ final class FastPathTests: XCTestCase {
                        TestImages.render(image, preset, frame: 5, threads: 4))
     }
 
+    /// Workers take the next strip left, not a fixed share: when the first worker returns, the
+    /// frame is done, so a worker that starts late (or loses its core a while) finds nothing
+    /// left and the frame does not wait for it.
+    func testAWorkerThatStartsLateFindsTheFrameDone() throws {
+        let image = TestImages.random(64, 100) // 7 strips of 16 rows
+        let renderer = FilmRenderer(look: FilmLook(preset: BuiltinPresets.hp5), width: 64, height: 100)
+        try XCTSkipIf(renderer.maximumThreads < 2, "one processor: the renderer runs no workers")
+        let expected = TestImages.render(image, BuiltinPresets.hp5, frame: 5, threads: 1)
+        var out = image.pixels
+        let snapshot = Snapshot()
+        out.withUnsafeMutableBufferPointer { p in
+            let address = UInt(bitPattern: p.baseAddress!), count = p.count
+            let late = OneWorkerAfterAnother {
+                snapshot.pixels = Array(UnsafeBufferPointer(start: UnsafePointer<UInt8>(bitPattern: address), count: count))
+            }
+            renderer.render(source: UnsafePointer(p.baseAddress!), destination: p.baseAddress!, grainFrame: 5, threads: 2, parallel: late)
+        }
+        XCTAssertEqual(snapshot.pixels, expected.pixels, "done when the first worker returned")
+        XCTAssertEqual(out, expected.pixels)
+    }
+
+    /// Runs the first iteration, then `afterFirst`, then the others, one after another.
+    struct OneWorkerAfterAnother: ParallelWork {
+        let afterFirst: @Sendable () -> Void
+        func perform(iterations: Int, _ body: @Sendable (Int) -> Void) {
+            body(0)
+            afterFirst()
+            for i in 1..<max(iterations, 1) { body(i) }
+        }
+    }
+
+    final class Snapshot: @unchecked Sendable { // @unchecked: written and read on the test's thread only
+        var pixels: [UInt8]?
+    }
+
     func testSeparateSourceAndDestinationBuffers() {
         let image = TestImages.random(33, 17)
         let renderer = FilmRenderer(look: FilmLook(preset: BuiltinPresets.ektar100), width: 33, height: 17)
