@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// A preset and render settings compiled into the data the per-frame loop needs: the colour
 /// LUT, the film's grain model, the blend weight. Compile once per change (preset, EV,
@@ -213,22 +212,11 @@ public final class FilmRenderer: @unchecked Sendable {
                        worker: 0)
             return
         }
-        // Strips of 16 rows, each worker taking the next one left until none are: uneven rows
-        // (vignette, grain) balance out, and so does a core that starts late or is taken away
-        // for a while (a worker waking up, the camera's or the encoder's threads, a VM's
-        // neighbours), where a fixed share per worker would leave the frame waiting for it.
-        let stripRows = 16
-        let strips = (height + stripRows - 1) / stripRows
+        // Strips of 16 rows, each worker taking the next one left (see `performInStrips`).
         let src = UInt(bitPattern: source), dst = UInt(bitPattern: destination)
-        let nextStrip = Atomic<Int>(0)
-        parallel.perform(iterations: threads) { t in
-            while true {
-                let s = nextStrip.add(1, ordering: .relaxed).oldValue
-                guard s < strips else { break }
-                let rows = (s * stripRows)..<min((s + 1) * stripRows, height)
-                self.renderRows(rows, source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!,
-                                grainFrame: grainFrame, stages: stages, weight: weight, worker: t)
-            }
+        parallel.performInStrips(rows: height, stripRows: 16, workers: threads) { rows, worker in
+            self.renderRows(rows, source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!,
+                            grainFrame: grainFrame, stages: stages, weight: weight, worker: worker)
         }
     }
 

@@ -162,35 +162,18 @@ final class LightStage: @unchecked Sendable {
     }
 
     /// Makes the frame's halo from `source` (before any row is rendered: the destination may
-    /// be the source). The reduced copy is made on `threads` threads (each owns whole reduced
-    /// rows), the blurs on this one (the copy is small).
+    /// be the source). The reduced copy (a reduced row at a time) and the blurs (a component
+    /// at a time) are made on `threads` workers.
     func prepare(source: UnsafePointer<UInt8>, threads: Int = 1, parallel: any ParallelWork = DispatchParallelWork()) {
         guard halation, let kernel else { return }
         let n = gridWidth * gridHeight
         let src = UInt(bitPattern: source)
-        if threads > 1 {
-            parallel.perform(iterations: threads) { t in
-                var j = t
-                while j < self.lowHeight {
-                    self.reduceRow(j, source: UnsafePointer(bitPattern: src)!)
-                    j += threads
-                }
-            }
-        } else {
-            for j in 0..<lowHeight { reduceRow(j, source: source) }
+        parallel.performInStrips(rows: lowHeight, stripRows: 1, workers: threads) { rows, _ in
+            for j in rows { self.reduceRow(j, source: UnsafePointer(bitPattern: src)!) }
         }
-        // The components are independent: blurred side by side, one set of scratch per thread.
-        let components = kernel.boxRadii.count, sets = min(threads, scratchSets.count)
-        if sets > 1 {
-            parallel.perform(iterations: sets) { t in
-                var k = t
-                while k < components {
-                    self.blur(component: k, set: t)
-                    k += sets
-                }
-            }
-        } else {
-            for k in 0..<components { blur(component: k, set: 0) }
+        // The components are independent: blurred side by side, one set of scratch per worker.
+        parallel.performInStrips(rows: kernel.boxRadii.count, stripRows: 1, workers: min(threads, scratchSets.count)) { components, set in
+            for k in components { self.blur(component: k, set: set) }
         }
         halo.update(repeating: .zero, count: n)
         for (k, weight) in kernel.weights.enumerated() {

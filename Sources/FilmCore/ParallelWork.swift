@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,13 +12,29 @@ public protocol ParallelWork: Sendable {
 }
 
 extension ParallelWork {
-    /// `rows` split into at most `threads` bands of consecutive rows, each at least
-    /// `minimumRows` long (a small frame gets fewer: threads would cost more than they save),
-    /// run side by side; one band runs on the calling thread alone.
+    /// `rows` in strips of `stripRows`, on `workers` iterations side by side, each taking the
+    /// next strip left until none are (`body` gets the strip and the worker's number, for
+    /// per-worker scratch). Uneven strips balance out, and so does a worker that starts late or
+    /// loses its core a while (waking up, the camera's or the encoder's threads, a VM's
+    /// neighbours), where a fixed share per worker would leave the whole waiting for it.
+    public func performInStrips(rows: Int, stripRows: Int, workers: Int, _ body: @Sendable (Range<Int>, Int) -> Void) {
+        let strips = (rows + stripRows - 1) / stripRows
+        let workers = max(1, min(workers, strips))
+        guard workers > 1 else { return body(0..<rows, 0) }
+        let nextStrip = Atomic<Int>(0)
+        perform(iterations: workers) { worker in
+            while true {
+                let s = nextStrip.add(1, ordering: .relaxed).oldValue
+                guard s < strips else { break }
+                body((s * stripRows)..<min((s + 1) * stripRows, rows), worker)
+            }
+        }
+    }
+
+    /// `rows` on at most `threads` threads, in strips of `minimumRows` (a frame of fewer gets
+    /// fewer threads: they would cost more than they save) as `performInStrips` hands them out.
     public func performInBands(rows: Int, threads: Int, minimumRows: Int = 16, _ body: @Sendable (Range<Int>) -> Void) {
-        let bands = max(1, min(threads, rows / minimumRows))
-        guard bands > 1 else { return body(0..<rows) }
-        perform(iterations: bands) { band in body((rows * band / bands)..<(rows * (band + 1) / bands)) }
+        performInStrips(rows: rows, stripRows: minimumRows, workers: max(1, min(threads, rows / minimumRows))) { strip, _ in body(strip) }
     }
 }
 

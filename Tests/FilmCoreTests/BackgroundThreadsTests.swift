@@ -76,4 +76,36 @@ final class BackgroundThreadsTests: XCTestCase {
         XCTAssertEqual(a.pixels, b.pixels)
         XCTAssertNotEqual(a.pixels, image.pixels)
     }
+
+    /// Strips: every row once, in strips of the size asked (the last one short), on no more
+    /// workers than asked; workers take the next strip left, so one that starts after the
+    /// first has finished finds none; a frame of one strip runs on the caller alone.
+    func testStripsCoverEveryRowOnceAndALateWorkerFindsNoneLeft() {
+        let rows = Counts(100), workers = Counts(3), sizes = Counts(17)
+        FastPathTests.OneWorkerAfterAnother {}.performInStrips(rows: 100, stripRows: 16, workers: 3) { strip, worker in
+            for y in strip { rows.add(y) }
+            workers.add(worker)
+            sizes.add(strip.count)
+        }
+        XCTAssertEqual(rows.all, Array(repeating: 1, count: 100))
+        XCTAssertEqual(workers.all, [7, 0, 0], "the first worker took all 7 strips")
+        XCTAssertEqual(sizes.all[16], 6)
+        XCTAssertEqual(sizes.all[4], 1)
+        // On real threads: every row once, whichever worker takes it.
+        let pool = BackgroundThreads(threads: 2)
+        defer { pool.shutdown() }
+        let shared = Counts(1000), used = Counts(3)
+        pool.performInStrips(rows: 1000, stripRows: 3, workers: 3) { strip, worker in
+            for y in strip { shared.add(y) }
+            used.add(worker)
+        }
+        XCTAssertEqual(shared.all, Array(repeating: 1, count: 1000))
+        XCTAssertEqual(used.all.reduce(0, +), 334)
+        let single = Counts(1)
+        pool.performInStrips(rows: 10, stripRows: 16, workers: 3) { strip, worker in
+            XCTAssertEqual(strip, 0..<10)
+            single.add(worker)
+        }
+        XCTAssertEqual(single.all, [1])
+    }
 }
