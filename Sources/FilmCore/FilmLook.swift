@@ -127,6 +127,9 @@ public final class FilmRenderer: @unchecked Sendable {
     private let rowTerms: UnsafeMutablePointer<Int32>
     /// Mask in 1/4096ths for squared radius index (r² × 2048), 4097 entries.
     private let vignetteTable: UnsafeMutablePointer<Int32>
+    /// Some of the mask is above 1 (a negative amount lightens the corners): its products need
+    /// clamping.
+    private let vignetteBrightens: Bool
     /// One row of grain per worker (4 bytes a pixel), filled before the row's pixels.
     private let grainRows: UnsafeMutablePointer<UInt8>
     /// Workers a render can use (one grain row each).
@@ -173,6 +176,8 @@ public final class FilmRenderer: @unchecked Sendable {
             let r2 = (Double(i) + 0.5) / 2048
             vignetteTable[i] = Int32((v.mask(radiusSquared: r2) * 4096).rounded())
         }
+        let table = vignetteTable
+        vignetteBrightens = (0..<Self.vignetteEntries).contains { table[$0] > 4096 }
         let texture = look.grainTexture(scale: window.filmScale)
         grainTexture = texture
         light = LightStage(look: look, width: width, height: height, window: window, workers: maximumThreads)
@@ -332,7 +337,8 @@ public final class FilmRenderer: @unchecked Sendable {
                 let row = PixelRow(width: width, filmIn: filmIn, blendIn: blendIn, destination: dst, lut: lut,
                                    vignetteTable: UnsafePointer(vignetteTable), columnTerms: UnsafePointer(columnTerms), rowTerm: rowTerm,
                                    grain: UnsafePointer(scratch), grainTable: grainTable.baseAddress, keep: keep, weight: w)
-                row.render(color: useColor, vignette: useVignette, grain: texture != nil, blend: useBlend)
+                row.render(color: useColor, vignette: !useVignette ? .off : vignetteBrightens ? .brightens : .darkens,
+                           grain: texture != nil, blend: useBlend)
             }
         }}}}}}}}
     }
@@ -343,6 +349,14 @@ public final class FilmRenderer: @unchecked Sendable {
 protocol StageSwitch { static var on: Bool { get } }
 enum StageOn: StageSwitch { static var on: Bool { true } }
 enum StageOff: StageSwitch { static var on: Bool { false } }
+
+/// The vignette's: off, on, and whether it can lighten (a mask above 1, whose products are
+/// clamped; one that only darkens cannot overflow a level).
+protocol VignetteSwitch: StageSwitch { static var brightens: Bool { get } }
+enum VignetteOff: VignetteSwitch { static var on: Bool { false }; static var brightens: Bool { false } }
+enum VignetteDarkens: VignetteSwitch { static var on: Bool { true }; static var brightens: Bool { false } }
+enum VignetteBrightens: VignetteSwitch { static var on: Bool { true }; static var brightens: Bool { true } }
+enum VignetteMode { case off, darkens, brightens }
 
 /// One row's pixels through the colour LUT, vignette, grain and blend, from the film's levels
 /// (`filmIn`: the source, or the source with the row's light) and the blend's original.
@@ -362,24 +376,28 @@ struct PixelRow {
     let keep: Int32
     let weight: Int32
 
-    func render(color: Bool, vignette: Bool, grain: Bool, blend: Bool) {
+    func render(color: Bool, vignette: VignetteMode, grain: Bool, blend: Bool) {
         color ? withVignette(StageOn.self, vignette, grain, blend) : withVignette(StageOff.self, vignette, grain, blend)
     }
 
-    private func withVignette<C: StageSwitch>(_ c: C.Type, _ vignette: Bool, _ grain: Bool, _ blend: Bool) {
-        vignette ? withGrain(c, StageOn.self, grain, blend) : withGrain(c, StageOff.self, grain, blend)
+    private func withVignette<C: StageSwitch>(_ c: C.Type, _ vignette: VignetteMode, _ grain: Bool, _ blend: Bool) {
+        switch vignette {
+        case .off: withGrain(c, VignetteOff.self, grain, blend)
+        case .darkens: withGrain(c, VignetteDarkens.self, grain, blend)
+        case .brightens: withGrain(c, VignetteBrightens.self, grain, blend)
+        }
     }
 
-    private func withGrain<C: StageSwitch, V: StageSwitch>(_ c: C.Type, _ v: V.Type, _ grain: Bool, _ blend: Bool) {
+    private func withGrain<C: StageSwitch, V: VignetteSwitch>(_ c: C.Type, _ v: V.Type, _ grain: Bool, _ blend: Bool) {
         grain ? withBlend(c, v, StageOn.self, blend) : withBlend(c, v, StageOff.self, blend)
     }
 
-    private func withBlend<C: StageSwitch, V: StageSwitch, G: StageSwitch>(_ c: C.Type, _ v: V.Type, _ g: G.Type, _ blend: Bool) {
+    private func withBlend<C: StageSwitch, V: VignetteSwitch, G: StageSwitch>(_ c: C.Type, _ v: V.Type, _ g: G.Type, _ blend: Bool) {
         blend ? pixels(c, v, g, StageOn.self) : pixels(c, v, g, StageOff.self)
     }
 
-    private func pixels<C: StageSwitch, V: StageSwitch, G: StageSwitch, B: StageSwitch>(_: C.Type, _: V.Type, _: G.Type, _: B.Type) {
-        let src = filmIn, dst = destination
+    private func pixels<C: StageSwitch, V: VignetteSwitch, G: StageSwitch, B: StageSwitch>(_: C.Type, _: V.Type, _: G.Type, _: B.Type) {
+        let src = filmIn, dst = destination, grain = grain, table = grainTable ?? grain // (not read without grain)
         for px in 0..<width {
             let i = px &* 3
             let ir = Int32(src[i]), ig = Int32(src[i &+ 1]), ib = Int32(src[i &+ 2])
@@ -389,14 +407,18 @@ struct PixelRow {
             if C.on {
                 (vr, vg, vb) = lut.lookup(Int(ir), Int(ig), Int(ib))
             }
+            var or: Int32, og: Int32, ob: Int32
             if V.on {
+                // 8.8 × the mask in 1/4096ths to 8 bits, rounded once.
                 let m = vignetteTable[Int((columnTerms[px] &+ rowTerm) &>> FilmRenderer.radiusShift)]
-                vr = min((vr &* m &+ 2048) &>> 12, 65280)
-                vg = min((vg &* m &+ 2048) &>> 12, 65280)
-                vb = min((vb &* m &+ 2048) &>> 12, 65280)
+                or = (vr &* m &+ (1 << 19)) &>> 20
+                og = (vg &* m &+ (1 << 19)) &>> 20
+                ob = (vb &* m &+ (1 << 19)) &>> 20
+                if V.brightens { (or, og, ob) = (min(or, 255), min(og, 255), min(ob, 255)) }
+            } else {
+                (or, og, ob) = ((vr &+ 128) &>> 8, (vg &+ 128) &>> 8, (vb &+ 128) &>> 8)
             }
-            var or = (vr &+ 128) &>> 8, og = (vg &+ 128) &>> 8, ob = (vb &+ 128) &>> 8
-            if G.on, let table = grainTable {
+            if G.on {
                 let t = grain + px &* 4
                 or = Int32(table[Int(or) &<< 8 | Int(t[0])])
                 og = Int32(table[Int(og) &<< 8 | Int(t[1])])

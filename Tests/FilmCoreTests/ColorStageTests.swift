@@ -140,4 +140,27 @@ final class ColorStageTests: XCTestCase {
         XCTAssertLessThan(out[0, 0].x, 140)
         XCTAssertEqual(out[0, 0], out[40, 30])
     }
+
+    /// A negative amount lightens the corners: the fast path clamps there at white instead of
+    /// wrapping, and with either sign it stays within a level of the reference pipeline.
+    func testALighteningVignetteClampsAtWhiteAndFollowsTheReference() {
+        var preset = BuiltinPresets.clean
+        preset.grain.amount = 0
+        preset.halation.amount = 0
+        preset.vignette = Preset.Vignette(amount: -0.8, midpoint: 0.2, roundness: 0, feather: 0.4)
+        let bright = TestImages.render(TestImages.flat(41, 31, 240), preset)
+        XCTAssertEqual(bright[0, 0], SIMD3(repeating: 255), "clamped at white")
+        XCTAssertEqual(bright[20, 15], SIMD3(repeating: 240), "centre untouched")
+        let dark = TestImages.render(TestImages.flat(41, 31, 100), preset)
+        XCTAssertGreaterThan(dark[0, 0].x, 150, "corners lightened")
+        for amount in [-0.8, 0.6] {
+            preset.vignette.amount = amount
+            let input = TestImages.sweep(96, 72)
+            let settings = RenderSettings(grainEnabled: false)
+            let fast = TestImages.render(input, preset, settings)
+            let reference = ReferencePipeline(preset: preset, settings: settings).render(input, grain: nil)
+            let worst = zip(fast.pixels, reference.pixels).map { abs(Int($0) - Int($1)) }.max() ?? 0
+            XCTAssertLessThanOrEqual(worst, 1, "amount \(amount)")
+        }
+    }
 }
