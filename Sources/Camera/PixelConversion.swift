@@ -74,13 +74,17 @@ public struct FrameConverter: Sendable {
     /// (as FFmpeg and libcamera size the planes).
     private var chromaRows: Int { (sourceHeight + 1) / 2 }
 
-    /// Converts `source` into `image` (width × height), in `threads` bands of rows side by
-    /// side. Throws, leaving `image` as it was, when the buffer is shorter than
-    /// `minimumLength` (a truncated or misdescribed frame), so that such a frame is never
-    /// counted as delivered.
+    /// Converts `source` into `image` (width × height), in strips of rows on up to `threads`
+    /// workers. Throws, leaving `image` as it was, when the buffer is shorter than
+    /// `minimumLength` (a truncated or misdescribed frame) or a 4:2:0 frame's stride is odd or
+    /// narrower than its width (its chroma rows, half the stride, would not hold them), so that
+    /// such a frame is never counted as delivered.
     public func convert(_ source: UnsafeRawBufferPointer, into image: inout RGBImage, threads: Int = 1,
                         parallel: any ParallelWork = DispatchParallelWork()) throws(CameraError) {
         precondition(image.width == width && image.height == height, "destination is not the converter's size")
+        if format == .yuv420 || format == .nv12, stride % 2 != 0 || stride < sourceWidth {
+            throw .failed("a \(sourceWidth)×\(sourceHeight) 4:2:0 frame came with rows \(stride) bytes apart: an even stride of at least its width expected")
+        }
         guard source.count >= minimumLength, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw .failed("a \(sourceWidth)×\(sourceHeight) frame arrived in \(source.count) bytes, \(minimumLength) expected")
         }

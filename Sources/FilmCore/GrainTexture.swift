@@ -201,7 +201,7 @@ public struct GrainTexture: Sendable {
     // fits 16-bit lanes. Only the final mix is clamped to the texel range; the scalar and
     // vector paths compute the same values.
 
-    /// One channel's mix, clamped.
+    /// One channel's mix (not clamped: `clampedTexel` does that).
     @inline(__always)
     static func mix(_ a: Int32, _ wa: Int32, _ b: Int32, _ wb: Int32) -> Int32 { (a &* wa &+ b &* wb &+ 64) &>> 7 }
 
@@ -258,9 +258,9 @@ public struct GrainTexture: Sendable {
     }
 
     /// Writes one output row's grain into `out` (4 bytes a pixel, like the tile's texels):
-    /// what `noise(x:y:frame:)` gives, quantised. Inside a block it copies tile rows; the
-    /// 16-pixel bands between blocks blend two or four of them, four pixels at a time in
-    /// 16-bit lanes. `weights` is `fixedBlendWeights`, `lanes` `laneBlendWeights`; `tile` is
+    /// what `noise(x:y:frame:)` gives, quantised. Inside a block it copies a tile row; the
+    /// 16-pixel bands between blocks (across and down) mix two tile rows, or four where blocks
+    /// meet, four pixels at a time in 16-bit lanes. `weights` is `fixedBlendWeights`, `lanes` `laneBlendWeights`; `tile` is
     /// `quantized`.
     static func fillRow(_ out: UnsafeMutablePointer<UInt8>, width: Int, windowX: Int, frameY: Int, seed: UInt64, frame: UInt64,
                         tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int32, Int32)>, lanes: UnsafePointer<SIMD16<Int16>>) {

@@ -162,8 +162,8 @@ final class LightStage: @unchecked Sendable {
     }
 
     /// Makes the frame's halo from `source` (before any row is rendered: the destination may
-    /// be the source). The reduced copy (a reduced row at a time) and the blurs (a component
-    /// at a time) are made on `threads` workers.
+    /// be the source). The reduced copy (a reduced row at a time) is made on `threads` workers,
+    /// the blurs (a component at a time) on as many as there are scratch sets, up to that.
     func prepare(source: UnsafePointer<UInt8>, threads: Int = 1, parallel: any ParallelWork = DispatchParallelWork()) {
         guard halation, let kernel else { return }
         let n = gridWidth * gridHeight

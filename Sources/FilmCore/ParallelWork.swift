@@ -16,8 +16,10 @@ extension ParallelWork {
     /// next strip left until none are (`body` gets the strip and the worker's number, for
     /// per-worker scratch). Uneven strips balance out, and so does a worker that starts late or
     /// loses its core a while (waking up, the camera's or the encoder's threads, a VM's
-    /// neighbours), where a fixed share per worker would leave the whole waiting for it.
+    /// neighbours), where a fixed share per worker would leave the whole waiting for it. With
+    /// one worker (or one strip) `body` runs once, on the caller, with all the rows.
     public func performInStrips(rows: Int, stripRows: Int, workers: Int, _ body: @Sendable (Range<Int>, Int) -> Void) {
+        precondition(stripRows > 0, "strips of no rows")
         let strips = (rows + stripRows - 1) / stripRows
         let workers = max(1, min(workers, strips))
         guard workers > 1 else { return body(0..<rows, 0) }
@@ -31,8 +33,9 @@ extension ParallelWork {
         }
     }
 
-    /// `rows` on at most `threads` threads, in strips of `minimumRows` (a frame of fewer gets
-    /// fewer threads: they would cost more than they save) as `performInStrips` hands them out.
+    /// `rows` on at most `threads` threads, in strips of `minimumRows` (the last one shorter) as
+    /// `performInStrips` hands them out; a frame of fewer whole strips than threads gets one
+    /// thread a strip (more would cost more than they save).
     public func performInBands(rows: Int, threads: Int, minimumRows: Int = 16, _ body: @Sendable (Range<Int>) -> Void) {
         performInStrips(rows: rows, stripRows: minimumRows, workers: max(1, min(threads, rows / minimumRows))) { strip, _ in body(strip) }
     }

@@ -296,20 +296,22 @@ enum EngineBench {
             frames += 1
         }
 
-        /// The frame as a camera delivers it for the preview: planar YUV 4:2:0 (BT.601, full range).
+        /// The frame as a camera delivers it for the preview: planar YUV 4:2:0 (BT.601, full
+        /// range), rows `w` bytes apart, chroma `w / 2` wide and `(h + 1) / 2` high (as
+        /// `FrameConverter` reads it), each sample the pixel at its top left.
         static func i420(_ image: RGBImage) -> [UInt8] {
-            let w = image.width, h = image.height
-            var out = [UInt8](repeating: 128, count: w * h + 2 * (w / 2) * (h / 2))
+            let w = image.width, h = image.height, cw = w / 2, ch = (h + 1) / 2
+            var out = [UInt8](repeating: 128, count: w * h + 2 * cw * ch)
             func clamp(_ v: Double) -> UInt8 { UInt8(min(max(v.rounded(), 0), 255)) }
             for y in 0..<h {
                 for x in 0..<w {
                     let p = image[x, y]
                     let (r, g, b) = (Double(p.x), Double(p.y), Double(p.z))
                     out[y * w + x] = clamp(0.299 * r + 0.587 * g + 0.114 * b)
-                    if x % 2 == 0 && y % 2 == 0 && x / 2 < w / 2 && y / 2 < h / 2 {
-                        let c = (y / 2) * (w / 2) + x / 2
+                    if x % 2 == 0 && y % 2 == 0 && x / 2 < cw {
+                        let c = (y / 2) * cw + x / 2
                         out[w * h + c] = clamp(128 - 0.168736 * r - 0.331264 * g + 0.5 * b)
-                        out[w * h + (w / 2) * (h / 2) + c] = clamp(128 + 0.5 * r - 0.418688 * g - 0.081312 * b)
+                        out[w * h + cw * ch + c] = clamp(128 + 0.5 * r - 0.418688 * g - 0.081312 * b)
                     }
                 }
             }

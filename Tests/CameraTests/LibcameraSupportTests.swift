@@ -74,7 +74,8 @@ final class PixelConversionTests: XCTestCase {
 
     /// A frame of odd height has a chroma row for its last luma row alone: the planes are
     /// sized and found that way (the V plane starts after 4 rows of U for 7 rows of luma), the
-    /// last row decodes with its own chroma, and a buffer one chroma row short is refused.
+    /// last row decodes with its own chroma, and a buffer one chroma row short is refused, as is
+    /// an odd stride.
     func testOddHeightFramesHaveAChromaRowForTheLastRow() throws {
         let w = 6, stride = 8, h = 7, chromaRows = 4, chromaStride = stride / 2
         let lumaSize = stride * h
@@ -106,6 +107,11 @@ final class PixelConversionTests: XCTestCase {
             }
             let short = [UInt8](bytes.dropLast(chromaStride))
             XCTAssertThrowsError(try short.withUnsafeBytes { try converter.convert($0, into: &image) }, "\(format): one chroma row short")
+            // An odd stride (chroma rows of half of it would not hold the last sample) is refused.
+            let odd = FrameConverter(format: format, sourceWidth: 5, sourceHeight: h, stride: 5, width: 5, height: h)
+            var small = RGBImage(width: 5, height: h)
+            let plenty = [UInt8](repeating: 128, count: 5 * h * 3)
+            XCTAssertThrowsError(try plenty.withUnsafeBytes { try odd.convert($0, into: &small) }, "\(format): odd stride")
         }
     }
 

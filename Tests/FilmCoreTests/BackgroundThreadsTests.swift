@@ -9,7 +9,7 @@ final class BackgroundThreadsTests: XCTestCase {
         private let lock = NSLock()
         private var values: [Int]
         init(_ n: Int) { values = Array(repeating: 0, count: n) }
-        func add(_ i: Int) { lock.lock(); values[i] += 1; lock.unlock() }
+        func add(_ i: Int, _ n: Int = 1) { lock.lock(); values[i] += n; lock.unlock() }
         var all: [Int] { lock.lock(); defer { lock.unlock() }; return values }
     }
 
@@ -94,13 +94,19 @@ final class BackgroundThreadsTests: XCTestCase {
         // On real threads: every row once, whichever worker takes it.
         let pool = BackgroundThreads(threads: 2)
         defer { pool.shutdown() }
-        let shared = Counts(1000), used = Counts(3)
+        // Every row once, whichever worker takes it, and no worker number (the index of its
+        // scratch) in two strips at once.
+        let shared = Counts(1000), used = Counts(3), busy = Counts(3), overlaps = Counts(1)
         pool.performInStrips(rows: 1000, stripRows: 3, workers: 3) { strip, worker in
+            busy.add(worker)
+            if busy.all[worker] > 1 { overlaps.add(0) }
             for y in strip { shared.add(y) }
             used.add(worker)
+            busy.add(worker, -1)
         }
         XCTAssertEqual(shared.all, Array(repeating: 1, count: 1000))
         XCTAssertEqual(used.all.reduce(0, +), 334)
+        XCTAssertEqual(overlaps.all, [0])
         let single = Counts(1)
         pool.performInStrips(rows: 10, stripRows: 16, workers: 3) { strip, worker in
             XCTAssertEqual(strip, 0..<10)

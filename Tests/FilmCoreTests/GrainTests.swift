@@ -172,7 +172,9 @@ final class GrainTests: XCTestCase {
                     let blocks = (wx.0 * wx.1 == 0 ? 1 : 2) * (wy.0 * wy.1 == 0 ? 1 : 2)
                     checked[blocks / 2] += 1
                     let expected = quantisedNoise(texture, x: px + windowX, y: y, frame: 5)
+                    let fixed = fixedPointNoise(texture, x: px + windowX, y: y, frame: 5)
                     for k in 0..<3 {
+                        XCTAssertEqual(row[px * 4 + k], fixed[k], "(\(px + windowX), \(y)): the fixed-point formula, vector or not")
                         let got = Double(Int8(bitPattern: row[px * 4 + k]))
                         let error = abs(got - expected[k])
                         worst = max(worst, error)
@@ -186,6 +188,35 @@ final class GrainTests: XCTestCase {
         }
         XCTAssertTrue(checked.allSatisfy { $0 > 1000 }, "every kind of pixel checked: \(checked)")
         XCTAssertGreaterThan(worst, 0.4, "the mixes do round")
+    }
+
+    /// The lane clamp (min and max written as masks) is min(max(x, −128), 127) over far more
+    /// than the ±180 and ±255 the mixes and blends produce.
+    func testTheLaneClampIsMinAndMax() {
+        for start in stride(from: -16383, through: 16383 - 8, by: 8) {
+            let lanes = SIMD8<Int16>((0..<8).map { Int16(start + $0) })
+            let clamped = lanes.clampedToInt8
+            for i in 0..<8 { XCTAssertEqual(clamped[i], min(max(lanes[i], -128), 127), "\(lanes[i])") }
+        }
+    }
+
+    /// The fast path's arithmetic written out for one pixel, one channel at a time: texel
+    /// mixes in 1/128ths, the two across first where four blocks meet, clamped at the end.
+    func fixedPointNoise(_ texture: GrainTexture, x: Int, y: Int, frame: UInt64) -> [UInt8] {
+        let px = GrainTexture.blendPosition(x), py = GrainTexture.blendPosition(y)
+        let (wx0, wx1) = GrainTexture.fixedBlendWeights[px.position], (wy0, wy1) = GrainTexture.fixedBlendWeights[py.position]
+        func texel(_ dx: Int, _ dy: Int, _ k: Int) -> Int32 {
+            let o = GrainTexture.blockOffset(seed: texture.seed, frame: frame, bx: px.block + dx, by: py.block + dy)
+            let i = (((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileSize + ((x + o.x) & GrainTexture.tileMask)) * 4
+            return Int32(Int8(bitPattern: texture.quantized[i + k]))
+        }
+        return (0..<3).map { k in
+            func across(_ dy: Int) -> Int32 {
+                wx1 == 0 ? texel(0, dy, k) : wx0 == 0 ? texel(1, dy, k) : GrainTexture.mix(texel(0, dy, k), wx0, texel(1, dy, k), wx1)
+            }
+            let n = wy1 == 0 ? across(0) : wy0 == 0 ? across(1) : GrainTexture.mix(across(0), wy0, across(1), wy1)
+            return GrainTexture.clampedTexel(n)
+        }
     }
 
     /// What `noise(x:y:frame:)` computes, from the quantised texels (in 1/32 σ, clamped to
