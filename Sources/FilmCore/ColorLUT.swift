@@ -13,12 +13,14 @@ public struct ColorLUT: Sendable {
     static let fieldBits: UInt64 = 21
     static let fieldMask: UInt64 = (1 << 21) - 1
     let entries: [UInt64]
-    /// Per 8-bit input level: the lattice index along the axis (already multiplied by the
-    /// axis stride for green and blue) and the fraction to the next point in 1/256ths.
-    let redBase: [Int32]
-    let greenBase: [Int32]
-    let blueBase: [Int32]
-    let fraction: [Int32]
+    /// Per 8-bit input level v, at [4v …]: the lattice index along the red, green and blue
+    /// axes (multiplied by the axis's stride: 1, n, n²) and the fraction to the next point in
+    /// 1/256ths — one table, so that the pixel loop keeps one pointer live for them, not four.
+    let levels: [Int32]
+    /// The lattice index along an axis for a level (`levels` without the strides).
+    func base(_ v: Int) -> Int { Int(levels[4 * v]) }
+    /// The fraction past `base(v)` for a level, in 1/256ths.
+    func fraction(_ v: Int) -> Int32 { levels[4 * v + 3] }
     /// See `ColorLUTView.corners`.
     let corners: [Int32]
 
@@ -48,10 +50,7 @@ public struct ColorLUT: Sendable {
             base[v] = Int32(i)
             frac[v] = Int32(f)
         }
-        redBase = base
-        greenBase = base.map { $0 * Int32(n) }
-        blueBase = base.map { $0 * Int32(n * n) }
-        fraction = frac
+        levels = (0..<256).flatMap { [base[$0], base[$0] * Int32(n), base[$0] * Int32(n * n), frac[$0]] }
         let x = Int32(1), y = Int32(n), z = Int32(n * n)
         corners = [z, 0, y, y, z, x, 0, x,
                    y + z, 0, y + z, x + y, x + z, x + z, 0, x + y]
@@ -87,14 +86,10 @@ public struct ColorLUT: Sendable {
     /// `body` with raw pointers into the table.
     func withView<R>(_ body: (ColorLUTView) -> R) -> R {
         entries.withUnsafeBufferPointer { e in
-        redBase.withUnsafeBufferPointer { rb in
-        greenBase.withUnsafeBufferPointer { gb in
-        blueBase.withUnsafeBufferPointer { bb in
-        fraction.withUnsafeBufferPointer { fr in
+        levels.withUnsafeBufferPointer { l in
         corners.withUnsafeBufferPointer { c in
-            body(ColorLUTView(entries: e.baseAddress!, redBase: rb.baseAddress!, greenBase: gb.baseAddress!, blueBase: bb.baseAddress!,
-                              fraction: fr.baseAddress!, corners: c.baseAddress!, gridSize: gridSize))
-        }}}}}}
+            body(ColorLUTView(entries: e.baseAddress!, levels: l.baseAddress!, corners: c.baseAddress!, gridSize: gridSize))
+        }}}
     }
 
     /// The LUT as `.cube` text, for tools that read that format (ffmpeg's lut3d, Resolve).
@@ -109,27 +104,20 @@ public struct ColorLUT: Sendable {
 /// Raw pointers into a `ColorLUT`, valid while the LUT is alive; used by the inner loop.
 struct ColorLUTView {
     let entries: UnsafePointer<UInt64>
-    let redBase: UnsafePointer<Int32>
-    let greenBase: UnsafePointer<Int32>
-    let blueBase: UnsafePointer<Int32>
-    let fraction: UnsafePointer<Int32>
-    let strideG: Int
-    let strideB: Int
+    /// `ColorLUT.levels`.
+    let levels: UnsafePointer<Int32>
+    /// The offset of the corner across the cell from its first: 1 + n + n².
+    let diagonal: Int
 
     /// Offsets of the tetrahedron's two middle corners, A at [k] and B at [8 + k], for the
     /// ordering index k = (fx ≥ fy) << 2 | (fy ≥ fz) << 1 | (fx ≥ fz) (k = 1 and 6 cannot occur).
     let corners: UnsafePointer<Int32>
 
-    init(entries: UnsafePointer<UInt64>, redBase: UnsafePointer<Int32>, greenBase: UnsafePointer<Int32>,
-         blueBase: UnsafePointer<Int32>, fraction: UnsafePointer<Int32>, corners: UnsafePointer<Int32>, gridSize n: Int) {
+    init(entries: UnsafePointer<UInt64>, levels: UnsafePointer<Int32>, corners: UnsafePointer<Int32>, gridSize n: Int) {
         self.entries = entries
+        self.levels = levels
         self.corners = corners
-        self.redBase = redBase
-        self.greenBase = greenBase
-        self.blueBase = blueBase
-        self.fraction = fraction
-        strideG = n
-        strideB = n * n
+        diagonal = 1 + n + n * n
     }
 
     /// 8.8 fixed-point output (0 … 65280) for one 8-bit RGB input: tetrahedral interpolation
@@ -138,8 +126,9 @@ struct ColorLUTView {
     /// fractions sorted f1 ≥ f2 ≥ f3.
     @inline(__always)
     func lookup(_ r: Int, _ g: Int, _ b: Int) -> (Int32, Int32, Int32) {
-        let node = Int(redBase[r] &+ greenBase[g] &+ blueBase[b])
-        let fx = fraction[r], fy = fraction[g], fz = fraction[b]
+        let lr = levels + r &* 4, lg = levels + g &* 4, lb = levels + b &* 4
+        let node = Int(lr[0] &+ lg[1] &+ lb[2])
+        let fx = lr[3], fy = lg[3], fz = lb[3]
         // Which of the six tetrahedra: three comparisons index the corner table.
         let k = Int((fx >= fy ? 4 : 0) | (fy >= fz ? 2 : 0) | (fx >= fz ? 1 : 0) as Int32)
         let oA = Int(corners[k]), oB = Int(corners[k &+ 8])
@@ -150,7 +139,7 @@ struct ColorLUTView {
         // All three channels at once: each field is Σ value × weight < 2²¹ (see `ColorLUT`).
         // The rounding term makes each field's sum/256 × 8 (1/32nds to 1/256ths) round.
         let sum = entries[node] &* w0 &+ entries[node &+ oA] &* wA &+ entries[node &+ oB] &* wB
-            &+ entries[node &+ 1 &+ strideG &+ strideB] &* w1 &+ Self.rounding
+            &+ entries[node &+ diagonal] &* w1 &+ Self.rounding
         let (r, g, b) = ColorLUT.unpack(sum)
         return (Int32(truncatingIfNeeded: r &>> 5), Int32(truncatingIfNeeded: g &>> 5), Int32(truncatingIfNeeded: b &>> 5))
     }

@@ -164,7 +164,7 @@ final class FastPathTests: XCTestCase {
             }
             /// Tetrahedral interpolation in Double with the fast path's own lattice positions.
             func expected(_ r: Int, _ g: Int, _ b: Int) -> SIMD3<Double> {
-                let i = [r, g, b].map { Int(lut.redBase[$0]) }, f = [r, g, b].map { Double(lut.fraction[$0]) / 256 }
+                let i = [r, g, b].map { lut.base($0) }, f = [r, g, b].map { Double(lut.fraction($0)) / 256 }
                 let order = [0, 1, 2].sorted { f[$0] > f[$1] || (f[$0] == f[$1] && $0 < $1) }
                 var p = i, sum = node(p[0], p[1], p[2]) * (1 - f[order[0]])
                 for (k, axis) in order.enumerated() {
