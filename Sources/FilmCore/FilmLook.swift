@@ -275,7 +275,8 @@ public final class FilmRenderer: @unchecked Sendable {
             return
         }
         let useColor = stages.contains(.color)
-        let useVignette = stages.contains(.vignette) && look.preset.vignette.amount != 0
+        let vignette: VignetteMode = !stages.contains(.vignette) || look.preset.vignette.amount == 0 ? .off
+            : vignetteBrightens ? .brightens : .darkens
         let texture = stages.contains(.grain) ? grainTexture : nil
         let useBlend = stages.contains(.blend) && w != 256
         let keep = 256 - w
@@ -337,8 +338,7 @@ public final class FilmRenderer: @unchecked Sendable {
                 let row = PixelRow(width: width, filmIn: filmIn, blendIn: blendIn, destination: dst, lut: lut,
                                    vignetteTable: UnsafePointer(vignetteTable), columnTerms: UnsafePointer(columnTerms), rowTerm: rowTerm,
                                    grain: UnsafePointer(scratch), grainTable: grainTable.baseAddress, keep: keep, weight: w)
-                row.render(color: useColor, vignette: !useVignette ? .off : vignetteBrightens ? .brightens : .darkens,
-                           grain: texture != nil, blend: useBlend)
+                row.render(color: useColor, vignette: vignette, grain: texture != nil, blend: useBlend)
             }
         }}}}}}}}
     }
