@@ -10,9 +10,9 @@ import Glibc
 
 /// A Pi Zero 2 W has 512 MB for everything: the real `loopix develop` of a 12 MP photo to
 /// HEIC, and the real `loopixd` taking three 12 MP photos in a row, each under a 300 MB memory
-/// limit (a cgroup, swap included), succeed. Each test first shows that the same kind of
-/// cgroup does stop a program that touches 400 MB, so that a limit that is not enforced
-/// cannot pass for one that is met.
+/// limit (a cgroup, swap included; RLIMIT_DATA where no cgroup can be made), succeed. Each test
+/// first shows that the same kind of limit does stop a program that takes 400 MB, so that a
+/// limit that is not enforced cannot pass for one that is met.
 final class MemoryLimitTests: XCTestCase {
     static let limit = 300 << 20
     static let width = 4056, height = 3040
@@ -25,22 +25,22 @@ final class MemoryLimitTests: XCTestCase {
         let input = dir + "/still.jpg", output = dir + "/still.heic"
         try write12MPStill(input)
 
-        let cgroup = try MemoryCgroup.make(limitBytes: Self.limit)
-        defer { cgroup.remove() }
-        let (sh, words) = cgroup.wrap(loopix, ["develop", input, "-o", output, "-p", "portra", "--force", "--presets-dir", dir])
+        let memory = try MemoryLimit.make(limitBytes: Self.limit)
+        defer { memory.remove() }
+        let (sh, words) = memory.wrap(loopix, ["develop", input, "-o", output, "-p", "portra", "--force", "--presets-dir", dir])
         let stderrPath = dir + "/stderr"
         // Started from a small loopix in between: a child's peak from wait4 would otherwise
         // start from this test process's resident memory.
         let run = try Subprocess.runAlone(me: loopix, sh, words, work: dir, stderrPath: stderrPath)
         let stderr = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
         print("develop 12 MP → HEIC under the limit: exit \(run.status) in \(String(format: "%.1f", run.seconds)) s, "
-              + "peak RSS \(run.peakRSS >> 20) MB; \(cgroup.summary)")
+              + "peak RSS \(run.peakRSS >> 20) MB; \(memory.summary)")
         XCTAssertEqual(run.status, 0, "loopix develop under \(Self.limit >> 20) MB: \(stderr)")
-        if let kills = cgroup.oomKills { XCTAssertEqual(kills, 0, cgroup.summary) }
+        if let kills = memory.oomKills { XCTAssertEqual(kills, 0, memory.summary) }
         // The cgroup is not charged for file pages another cgroup brought in first (the
         // binary, its libraries); the resident set counts them.
         XCTAssertLessThan(run.peakRSS, Self.limit, "loopix develop's peak resident set")
-        XCTAssertEqual(cgroup.processes, [], "nothing left in the cgroup")
+        if let left = memory.processes { XCTAssertEqual(left, [], "nothing left in the cgroup") }
         let developed = try ImageReader.read(path: output)
         XCTAssertEqual([developed.width, developed.height], [Self.width, Self.height])
     }
@@ -61,9 +61,9 @@ final class MemoryLimitTests: XCTestCase {
           "socket": { "path": "\(socket)" } }
         """.write(toFile: dir + "/loopix.json", atomically: true, encoding: .utf8)
 
-        let cgroup = try MemoryCgroup.make(limitBytes: Self.limit)
-        defer { cgroup.remove() }
-        let (sh, words) = cgroup.wrap(loopixd, ["--config", dir + "/loopix.json"])
+        let memory = try MemoryLimit.make(limitBytes: Self.limit)
+        defer { memory.remove() }
+        let (sh, words) = memory.wrap(loopixd, ["--config", dir + "/loopix.json"])
         let daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: sh)
         daemon.arguments = words
@@ -82,7 +82,7 @@ final class MemoryLimitTests: XCTestCase {
         }
         func tail() -> String {
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            return "\(cgroup.summary)\nloopixd's log:\n" + text.split(separator: "\n").suffix(20).joined(separator: "\n")
+            return "\(memory.summary)\nloopixd's log:\n" + text.split(separator: "\n").suffix(20).joined(separator: "\n")
         }
         func status() -> [String: Any]? {
             guard let line = try? ControlClient.send(line: #"{"cmd":"status"}"#, socketPath: socket, timeout: 5) else { return nil }
@@ -136,8 +136,8 @@ final class MemoryLimitTests: XCTestCase {
             XCTAssertEqual(daemon.terminationStatus, 0, tail())
         }
         print("loopixd, three 12 MP photos under the limit: \(String(format: "%.1f", Date().timeIntervalSince(started))) s, "
-              + "peak RSS (VmHWM) \(hwm >> 20) MB; \(cgroup.summary)")
-        if let kills = cgroup.oomKills { XCTAssertEqual(kills, 0, tail()) }
+              + "peak RSS (VmHWM) \(hwm >> 20) MB; \(memory.summary)")
+        if let kills = memory.oomKills { XCTAssertEqual(kills, 0, tail()) }
 
         XCTAssertEqual(Set(paths).count, 3, "\(paths)")
         for path in paths {
@@ -156,21 +156,29 @@ final class MemoryLimitTests: XCTestCase {
         return Fixtures.loopix
     }
 
-    /// In a cgroup like the one the work runs in, `dd` with a 400 MB buffer (filled from
-    /// /dev/zero, so every page is touched) is killed; the same `dd` with 100 MB is not, so
-    /// the wrapper itself works.
+    /// Under a limit like the one the work runs under, `dd` with a 400 MB buffer (filled from
+    /// /dev/zero, so every page is touched) is stopped — OOM-killed in a cgroup, refused its
+    /// buffer under RLIMIT_DATA — and the same `dd` with 100 MB is not, so the wrapper itself works.
     func assertLimitIsEnforced(file: StaticString = #filePath, line: UInt = #line) throws {
-        for (megabytes, killed) in [(400, true), (100, false)] {
-            let cgroup = try MemoryCgroup.make(limitBytes: Self.limit)
-            defer { cgroup.remove() }
-            let (sh, words) = cgroup.wrap("/bin/dd", ["if=/dev/zero", "of=/dev/null", "bs=\(megabytes)M", "count=1", "iflag=fullblock"])
-            let run = try Subprocess.run(sh, words)
-            if killed {
+        let dir = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for (megabytes, stopped) in [(400, true), (100, false)] {
+            let memory = try MemoryLimit.make(limitBytes: Self.limit)
+            defer { memory.remove() }
+            let (sh, words) = memory.wrap("/bin/dd", ["if=/dev/zero", "of=/dev/null", "bs=\(megabytes)M", "count=1", "iflag=fullblock"])
+            let stderrPath = dir + "/dd-\(megabytes).txt"
+            let run = try Subprocess.run(sh, words, stderrPath: stderrPath)
+            let stderr = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
+            if stopped && memory.kind == .dataRlimit {
+                XCTAssertEqual(run.status, 1, "dd asking for \(megabytes) MB under \(Self.limit >> 20) MB should be refused its buffer, "
+                               + "exited \(run.status): the limit is not enforced. \(memory.summary)", file: file, line: line)
+                XCTAssertTrue(stderr.contains("memory exhausted"), "dd's error: \(stderr)", file: file, line: line)
+            } else if stopped {
                 XCTAssertEqual(run.status, 128 + SIGKILL, "dd touching \(megabytes) MB under \(Self.limit >> 20) MB should be OOM-killed, "
-                               + "exited \(run.status): the limit is not enforced. \(cgroup.summary)", file: file, line: line)
-                if let kills = cgroup.oomKills { XCTAssertEqual(kills, 1, cgroup.summary, file: file, line: line) }
+                               + "exited \(run.status): the limit is not enforced. \(memory.summary)", file: file, line: line)
+                if let kills = memory.oomKills { XCTAssertEqual(kills, 1, memory.summary, file: file, line: line) }
             } else {
-                XCTAssertEqual(run.status, 0, "dd touching \(megabytes) MB under \(Self.limit >> 20) MB. \(cgroup.summary)", file: file, line: line)
+                XCTAssertEqual(run.status, 0, "dd touching \(megabytes) MB under \(Self.limit >> 20) MB. \(memory.summary)", file: file, line: line)
             }
         }
     }
