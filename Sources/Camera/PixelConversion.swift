@@ -44,7 +44,7 @@ public struct FrameConverter: Sendable {
     private let columns: [Int]
     private let rows: [Int]
     /// Every destination column is its source column (no horizontal scaling or crop): the
-    /// YUV loops then take pixels in pairs that share their chroma.
+    /// YUV loops then take whole rows eight pixels at a time (`BT601.convertRow`).
     private let columnsAreSource: Bool
 
     public init(format: CameraPixelFormat, sourceWidth: Int, sourceHeight: Int, stride: Int, width: Int, height: Int) {
@@ -121,11 +121,11 @@ public struct FrameConverter: Sendable {
                         let sy = rowIndex[y], d = dst + y * width * 3
                         let yRow = base + sy * stride, uRow = uPlane + (sy / 2) * chromaStride, vRow = vPlane + (sy / 2) * chromaStride
                         if columnsAreSource {
-                            Self.pairs(width: width, luma: yRow, into: d) { (uRow[$0], vRow[$0]) }
+                            BT601.convertRow(luma: yRow, chroma: .planar(cb: uRow, cr: vRow), width: width, into: d)
                         } else {
                             for x in 0..<width {
                                 let sx = cols[x]
-                                Self.store(y: yRow[sx], chroma: Self.chroma(u: uRow[sx >> 1], v: vRow[sx >> 1]), to: d + x * 3)
+                                BT601.store(y: yRow[sx], cb: uRow[sx >> 1], cr: vRow[sx >> 1], to: d + x * 3)
                             }
                         }
                     }
@@ -135,51 +135,16 @@ public struct FrameConverter: Sendable {
                         let sy = rowIndex[y], d = dst + y * width * 3
                         let yRow = base + sy * stride, uvRow = chroma + (sy / 2) * stride
                         if columnsAreSource {
-                            Self.pairs(width: width, luma: yRow, into: d) { (uvRow[$0 &* 2], uvRow[$0 &* 2 &+ 1]) }
+                            BT601.convertRow(luma: yRow, chroma: .interleaved(uvRow), width: width, into: d)
                         } else {
                             for x in 0..<width {
                                 let sx = cols[x], c = (sx >> 1) * 2
-                                Self.store(y: yRow[sx], chroma: Self.chroma(u: uvRow[c], v: uvRow[c + 1]), to: d + x * 3)
+                                BT601.store(y: yRow[sx], cb: uvRow[c], cr: uvRow[c + 1], to: d + x * 3)
                             }
                         }
                     }
                 }
             }
         }
-    }
-
-    /// A row whose columns are the source's: two pixels a chroma sample (`chromaAt(x / 2)`).
-    @inline(__always)
-    private static func pairs(width: Int, luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
-                              chromaAt: (Int) -> (UInt8, UInt8)) {
-        var x = 0
-        while x &+ 2 <= width {
-            let (u, v) = chromaAt(x &>> 1)
-            let c = chroma(u: u, v: v)
-            store(y: luma[x], chroma: c, to: d + x &* 3)
-            store(y: luma[x &+ 1], chroma: c, to: d + (x &* 3 &+ 3))
-            x &+= 2
-        }
-        if x < width {
-            let (u, v) = chromaAt(x &>> 1)
-            store(y: luma[x], chroma: chroma(u: u, v: v), to: d + x &* 3)
-        }
-    }
-
-    /// What a BT.601 limited-range Cb, Cr pair adds to red, green and blue, in 16.16 fixed point.
-    @inline(__always)
-    private static func chroma(u: UInt8, v: UInt8) -> (r: Int32, g: Int32, b: Int32) {
-        let dU = Int32(u) &- 128, dV = Int32(v) &- 128
-        return (104595 &* dV, -25690 &* dU &- 53281 &* dV, 132186 &* dU)
-    }
-
-    /// One BT.601 limited-range Y′CbCr pixel as 8-bit RGB, in 16.16 fixed point. Wrapping
-    /// arithmetic: no sum here leaves ±2³¹ (luma ≤ 239 · 76284, chroma ≤ 128 · 132186).
-    @inline(__always)
-    private static func store(y: UInt8, chroma c: (r: Int32, g: Int32, b: Int32), to d: UnsafeMutablePointer<UInt8>) {
-        let l = (Int32(y) &- 16) &* 76284
-        d[0] = UInt8(clamping: (l &+ c.r) &>> 16)
-        d[1] = UInt8(clamping: (l &+ c.g) &>> 16)
-        d[2] = UInt8(clamping: (l &+ c.b) &>> 16)
     }
 }
