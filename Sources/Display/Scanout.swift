@@ -40,6 +40,9 @@ public struct ScanoutMap: Sendable, Equatable {
     public let contentHeight: Int
     public let columnOffsets: [Int]
     public let rowOffsets: [Int]
+    /// The content's columns are the source's, left to right (no scaling, a turn of 0°): rows
+    /// are then packed without the column table (`XRGB8888.pack`).
+    private let columnsAreSource: Bool
 
     /// The upright display size the picture is fitted to (the buffer's, swapped for 90/270).
     public static func logicalSize(bufferWidth: Int, bufferHeight: Int, rotation: ScreenRotation) -> (width: Int, height: Int) {
@@ -111,6 +114,7 @@ public struct ScanoutMap: Sendable, Equatable {
         contentHeight = max(0, y1 - y0)
         columnOffsets = Array(columns[x0..<max(x0, x1)])
         rowOffsets = Array(rows[y0..<max(y0, y1)])
+        columnsAreSource = contentWidth == sourceWidth && columnOffsets.enumerated().allSatisfy { $0.element == $0.offset * 3 }
     }
 
     /// The source pixel buffer pixel (bx, by) shows, or nil for the black bars.
@@ -150,6 +154,10 @@ public struct ScanoutMap: Sendable, Equatable {
                     switch format {
                     case .xrgb8888:
                         let out = (line + contentX * 4).assumingMemoryBound(to: UInt32.self)
+                        if columnsAreSource {
+                            XRGB8888.pack(rgb: src + rowOffset, width: width, into: out)
+                            continue
+                        }
                         for i in 0..<width {
                             let o = rowOffset + cols[i]
                             let r = UInt32(src[o]) << 16

@@ -1,4 +1,5 @@
 import Camera
+import Display
 import FilmCore
 import Foundation
 import System
@@ -12,7 +13,7 @@ enum InstructionBench {
     static let width = 320, height = 240
     static let stages: [(key: String, label: String)] = [
         ("color", "colour LUT"), ("vignette", "vignette"), ("grain", "grain + blend (80 %)"), ("all", "full pipeline"),
-        ("yuv", "camera YUV 4:2:0 → RGB"),
+        ("yuv", "camera YUV 4:2:0 → RGB"), ("scanout", "scan-out RGB → XRGB8888"),
     ]
 
     static func run(me: String, photos: [RGBImage], preset: Preset, work: String, cubePath: String, ffmpeg: String?) throws(ToolError) -> [(String, String)] {
@@ -93,24 +94,23 @@ enum InstructionBench {
         }
         let parts = size.split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw .usage("bench --size takes WxH, not \"\(size)\"") }
-        let stages: RenderStages? // nil: the camera frame's conversion, not the engine
+        guard let data = FileManager.default.contents(atPath: raw), data.count == parts[0] * parts[1] * 3 else {
+            throw ToolError("\(raw): not a \(size) RGB frame")
+        }
+        let frame = RGBImage(width: parts[0], height: parts[1], pixels: [UInt8](data))
+        let stages: RenderStages
         switch key {
         case "color": stages = .color
         case "vignette": stages = .vignette
         case "grain": stages = [.grain, .blend]
         case "all": stages = .all
-        case "yuv": stages = nil
-        default: throw .usage("bench --run-stage takes color, vignette, grain, all or yuv, not \"\(key)\"")
-        }
-        guard let data = FileManager.default.contents(atPath: raw), data.count == parts[0] * parts[1] * 3 else {
-            throw ToolError("\(raw): not a \(size) RGB frame")
-        }
-        guard let stages else {
-            return try convertCameraFrames(RGBImage(width: parts[0], height: parts[1], pixels: [UInt8](data)), frames: frames)
+        case "yuv": return try convertCameraFrames(frame, frames: frames)
+        case "scanout": return scanOutFrames(frame, frames: frames)
+        default: throw .usage("bench --run-stage takes color, vignette, grain, all, yuv or scanout, not \"\(key)\"")
         }
         let look = FilmLook(preset: preset, settings: RenderSettings(intensity: key == "grain" ? 0.8 : 1))
         let renderer = FilmRenderer(look: look, width: parts[0], height: parts[1])
-        let source = [UInt8](data)
+        let source = frame.pixels
         var out = [UInt8](repeating: 0, count: source.count)
         source.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
@@ -133,5 +133,15 @@ enum InstructionBench {
                 throw ToolError("bench: \(error)")
             }
         }
+    }
+
+    /// The child for the preview's last step: `frames` conversions of `frame` into an XRGB8888
+    /// scan-out buffer of its own size, as the daemon's KMS sink makes them, on one thread.
+    static func scanOutFrames(_ frame: RGBImage, frames: Int) {
+        let w = frame.width, h = frame.height
+        let map = ScanoutMap(sourceWidth: w, sourceHeight: h, bufferWidth: w, bufferHeight: h, rotation: .none)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: w * h * 4, alignment: 64)
+        defer { buffer.deallocate() }
+        for _ in 0..<frames { map.convert(frame, into: buffer, pitch: w * 4, format: .xrgb8888, threads: 1) }
     }
 }

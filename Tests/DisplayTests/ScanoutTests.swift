@@ -105,6 +105,26 @@ final class ScanoutTests: XCTestCase {
         XCTAssertEqual(buffer[10 * pitch + 3], 0xFF, "X byte opaque")
     }
 
+    /// At the frame's own size (rows packed eight pixels at a time, then one by one), every
+    /// width from 1 to 40: each pixel lands as B, G, R, 0xFF and the pitch's padding is untouched.
+    func testUnscaledRowsPackEveryPixelAndNoMore() {
+        for width in 1...40 {
+            let height = 3, pitch = width * 4 + 12
+            var frame = RGBImage(width: width, height: height)
+            for i in frame.pixels.indices { frame.pixels[i] = UInt8(truncatingIfNeeded: i &* 151 &+ width) }
+            let map = ScanoutMap(sourceWidth: width, sourceHeight: height, bufferWidth: width, bufferHeight: height, rotation: .none)
+            var buffer = [UInt8](repeating: 0xAA, count: pitch * height)
+            buffer.withUnsafeMutableBytes { map.convert(frame, into: $0.baseAddress!, pitch: pitch, format: .xrgb8888) }
+            for y in 0..<height {
+                for x in 0..<width {
+                    let o = y * pitch + x * 4, p = frame[x, y]
+                    XCTAssertEqual(Array(buffer[o..<(o + 4)]), [p.z, p.y, p.x, 0xFF], "width \(width): pixel (\(x), \(y))")
+                }
+                XCTAssertEqual(Set(buffer[(y * pitch + width * 4)..<((y + 1) * pitch)]), [0xAA], "width \(width): row \(y)'s padding")
+            }
+        }
+    }
+
     /// In bands on several threads, every rotation and format fills the buffer as one thread does.
     func testBandsOnSeveralThreadsFillTheSameBuffer() {
         let frame = coordinateFrame(64, 48)
