@@ -22,4 +22,15 @@ struct Stats {
         let f = "%.\(decimals)f"
         return String(format: "\(f)%@ (\(f)–\(f))%@", median, unit, min, max, noisy ? " noisy" : "")
     }
+
+    /// A stage's cost made as per-round differences of two timings, scaled to `unit`
+    /// ("0.22 ms a frame (0.07–0.27) noisy"): a median at or below zero is no cost the rounds
+    /// can see and says so, never printing a negative time.
+    func costText(_ unit: String, scale: Double) -> String {
+        let scaled = Stats(values.map { $0 * scale })
+        guard scaled.median > 0 else {
+            return String(format: "below the rounds' noise (their differences %.2f–%.2f%@)", scaled.min, scaled.max, unit)
+        }
+        return scaled.text(unit)
+    }
 }

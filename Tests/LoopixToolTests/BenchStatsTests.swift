@@ -19,6 +19,14 @@ final class BenchStatsTests: XCTestCase {
         XCTAssertFalse(Stats([-5, -5.1, -5.05]).noisy)
     }
 
+    /// A cost made as a difference prints as a time only when its median is above zero.
+    func testACostBelowTheNoiseIsNotANegativeTime() {
+        XCTAssertEqual(Stats([0.2, 0.25, 0.3]).costText(" ms a frame", scale: 10), "2.50 ms a frame (2.00–3.00) noisy")
+        XCTAssertEqual(Stats([-0.3, -0.1, 0.2]).costText(" ms a frame", scale: 10),
+                       "below the rounds' noise (their differences -3.00–2.00 ms a frame)")
+        XCTAssertEqual(Stats([0, 0, 0]).costText(" ms", scale: 1), "below the rounds' noise (their differences 0.00–0.00 ms)")
+    }
+
     func testRoundsInterleaveAndPairPerRound() throws {
         var order: [String] = []
         var rounds = Rounds()
