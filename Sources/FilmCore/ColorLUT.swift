@@ -16,13 +16,14 @@ public struct ColorLUT: Sendable {
     /// Per 8-bit input level v, at [4v …]: the lattice index along the red, green and blue
     /// axes (multiplied by the axis's stride: 1, n, n²) and the fraction to the next point in
     /// 1/256ths — one table, so that the pixel loop keeps one pointer live for them, not four.
-    let levels: [Int32]
+    /// Whole words, as the loop uses them: no widening of indices and weights in it.
+    let levels: [Int]
     /// The lattice index along an axis for a level (`levels` without the strides).
-    func base(_ v: Int) -> Int { Int(levels[4 * v]) }
+    func base(_ v: Int) -> Int { levels[4 * v] }
     /// The fraction past `base(v)` for a level, in 1/256ths.
-    func fraction(_ v: Int) -> Int32 { levels[4 * v + 3] }
+    func fraction(_ v: Int) -> Int32 { Int32(levels[4 * v + 3]) }
     /// See `ColorLUTView.corners`.
-    let corners: [Int32]
+    let corners: [Int]
 
     /// Samples `transform` (display-encoded 0…1 in and out) on the lattice.
     public init(gridSize: Int = defaultGridSize, transform: (SIMD3<Double>) -> SIMD3<Double>) {
@@ -41,17 +42,17 @@ public struct ColorLUT: Sendable {
             }
         }
         self.entries = entries
-        var base = [Int32](repeating: 0, count: 256), frac = [Int32](repeating: 0, count: 256)
+        var base = [Int](repeating: 0, count: 256), frac = [Int](repeating: 0, count: 256)
         for v in 0..<256 {
             let p = v * (n - 1)                       // position × 255
             var i = p / 255
             var f = ((p % 255) * 256 + 127) / 255      // fraction in 1/256ths
             if i >= n - 1 { i = n - 2; f = 256 }
-            base[v] = Int32(i)
-            frac[v] = Int32(f)
+            base[v] = i
+            frac[v] = f
         }
-        levels = (0..<256).flatMap { [base[$0], base[$0] * Int32(n), base[$0] * Int32(n * n), frac[$0]] }
-        let x = Int32(1), y = Int32(n), z = Int32(n * n)
+        levels = (0..<256).flatMap { [base[$0], base[$0] * n, base[$0] * n * n, frac[$0]] }
+        let x = 1, y = n, z = n * n
         corners = [z, 0, y, y, z, x, 0, x,
                    y + z, 0, y + z, x + y, x + z, x + z, 0, x + y]
     }
@@ -105,15 +106,15 @@ public struct ColorLUT: Sendable {
 struct ColorLUTView {
     let entries: UnsafePointer<UInt64>
     /// `ColorLUT.levels`.
-    let levels: UnsafePointer<Int32>
+    let levels: UnsafePointer<Int>
     /// The offset of the corner across the cell from its first: 1 + n + n².
     let diagonal: Int
 
     /// Offsets of the tetrahedron's two middle corners, A at [k] and B at [8 + k], for the
     /// ordering index k = (fx ≥ fy) << 2 | (fy ≥ fz) << 1 | (fx ≥ fz) (k = 1 and 6 cannot occur).
-    let corners: UnsafePointer<Int32>
+    let corners: UnsafePointer<Int>
 
-    init(entries: UnsafePointer<UInt64>, levels: UnsafePointer<Int32>, corners: UnsafePointer<Int32>, gridSize n: Int) {
+    init(entries: UnsafePointer<UInt64>, levels: UnsafePointer<Int>, corners: UnsafePointer<Int>, gridSize n: Int) {
         self.entries = entries
         self.levels = levels
         self.corners = corners
@@ -127,15 +128,15 @@ struct ColorLUTView {
     @inline(__always)
     func lookup(_ r: Int, _ g: Int, _ b: Int) -> (Int32, Int32, Int32) {
         let lr = levels + r &* 4, lg = levels + g &* 4, lb = levels + b &* 4
-        let node = Int(lr[0] &+ lg[1] &+ lb[2])
+        let node = lr[0] &+ lg[1] &+ lb[2]
         let fx = lr[3], fy = lg[3], fz = lb[3]
         // Which of the six tetrahedra: three comparisons index the corner table.
-        let k = Int((fx >= fy ? 4 : 0) | (fy >= fz ? 2 : 0) | (fx >= fz ? 1 : 0) as Int32)
-        let oA = Int(corners[k]), oB = Int(corners[k &+ 8])
+        let k = (fx >= fy ? 4 : 0) | (fy >= fz ? 2 : 0) | (fx >= fz ? 1 : 0)
+        let oA = corners[k], oB = corners[k &+ 8]
         let f1 = max(fx, max(fy, fz)), f3 = min(fx, min(fy, fz))
         let f2 = fx &+ fy &+ fz &- f1 &- f3
-        let w0 = UInt64(truncatingIfNeeded: 256 &- f1), wA = UInt64(truncatingIfNeeded: f1 &- f2)
-        let wB = UInt64(truncatingIfNeeded: f2 &- f3), w1 = UInt64(truncatingIfNeeded: f3)
+        let w0 = UInt64(bitPattern: Int64(256 &- f1)), wA = UInt64(bitPattern: Int64(f1 &- f2))
+        let wB = UInt64(bitPattern: Int64(f2 &- f3)), w1 = UInt64(bitPattern: Int64(f3))
         // All three channels at once: each field is Σ value × weight < 2²¹ (see `ColorLUT`).
         // The rounding term makes each field's sum/256 × 8 (1/32nds to 1/256ths) round.
         let sum = entries[node] &* w0 &+ entries[node &+ oA] &* wA &+ entries[node &+ oB] &* wB
