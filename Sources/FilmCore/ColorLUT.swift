@@ -13,17 +13,12 @@ public struct ColorLUT: Sendable {
     static let fieldBits: UInt64 = 21
     static let fieldMask: UInt64 = (1 << 21) - 1
     let entries: [UInt64]
-    /// Per 8-bit input level v, at [4v …]: the lattice index along the red, green and blue
-    /// axes (multiplied by the axis's stride: 1, n, n²) and the fraction to the next point in
-    /// 1/256ths — one table, so that the pixel loop keeps one pointer live for them, not four.
-    /// Whole words, as the loop uses them: no widening of indices and weights in it.
-    let levels: [Int]
-    /// The lattice index along an axis for a level (`levels` without the strides).
-    func base(_ v: Int) -> Int { levels[4 * v] }
-    /// The fraction past `base(v)` for a level, in 1/256ths.
-    func fraction(_ v: Int) -> Int32 { Int32(levels[4 * v + 3]) }
-    /// See `ColorLUTView.corners`.
-    let corners: [Int]
+    /// The lattice index along an axis for an 8-bit level v and the fraction to the next
+    /// point in 1/256ths: v·(n − 1)/255 split into whole and part, the top level at fraction
+    /// 256 of the last cell. The pixel loop makes the same in vector lanes
+    /// (`ColorLUTCells.lattice`); these are for tests and tools.
+    func base(_ v: Int) -> Int { v == 255 ? gridSize - 2 : v * (gridSize - 1) / 255 }
+    func fraction(_ v: Int) -> Int32 { v == 255 ? 256 : Int32((v * (gridSize - 1) % 255 * 256 + 127) / 255) }
 
     /// Samples `transform` (display-encoded 0…1 in and out) on the lattice.
     public init(gridSize: Int = defaultGridSize, transform: (SIMD3<Double>) -> SIMD3<Double>) {
@@ -42,19 +37,6 @@ public struct ColorLUT: Sendable {
             }
         }
         self.entries = entries
-        var base = [Int](repeating: 0, count: 256), frac = [Int](repeating: 0, count: 256)
-        for v in 0..<256 {
-            let p = v * (n - 1)                       // position × 255
-            var i = p / 255
-            var f = ((p % 255) * 256 + 127) / 255      // fraction in 1/256ths
-            if i >= n - 1 { i = n - 2; f = 256 }
-            base[v] = i
-            frac[v] = f
-        }
-        levels = (0..<256).flatMap { [base[$0], base[$0] * n, base[$0] * n * n, frac[$0]] }
-        let x = 1, y = n, z = n * n
-        corners = [z, 0, y, y, z, x, 0, x,
-                   y + z, 0, y + z, x + y, x + z, x + z, 0, x + y]
     }
 
     static func pack(_ r: UInt64, _ g: UInt64, _ b: UInt64) -> UInt64 {
@@ -74,23 +56,24 @@ public struct ColorLUT: Sendable {
     /// `output` may be the same buffer. Safe from several threads at once (it only reads).
     public func apply(_ input: UnsafePointer<UInt8>, _ output: UnsafeMutablePointer<UInt8>, pixelCount: Int) {
         withView { lut in
-            for px in 0..<pixelCount {
-                let i = px &* 3
-                let (r, g, b) = lut.lookup(Int(input[i]), Int(input[i &+ 1]), Int(input[i &+ 2]))
-                output[i] = UInt8(truncatingIfNeeded: (r &+ 128) &>> 8)
-                output[i &+ 1] = UInt8(truncatingIfNeeded: (g &+ 128) &>> 8)
-                output[i &+ 2] = UInt8(truncatingIfNeeded: (b &+ 128) &>> 8)
+            var cells = ColorLUTCells()
+            var px = 0
+            while px < pixelCount {
+                let lanes = cells.fill(lut, pixels: input + px &* 3, count: pixelCount &- px)
+                for l in 0..<lanes {
+                    let (r, g, b) = cells.value(lut, lane: l), o = output + (px &+ l) &* 3
+                    o[0] = UInt8(truncatingIfNeeded: (r &+ 128) &>> 8)
+                    o[1] = UInt8(truncatingIfNeeded: (g &+ 128) &>> 8)
+                    o[2] = UInt8(truncatingIfNeeded: (b &+ 128) &>> 8)
+                }
+                px &+= lanes
             }
         }
     }
 
-    /// `body` with raw pointers into the table.
+    /// `body` with a raw pointer into the table.
     func withView<R>(_ body: (ColorLUTView) -> R) -> R {
-        entries.withUnsafeBufferPointer { e in
-        levels.withUnsafeBufferPointer { l in
-        corners.withUnsafeBufferPointer { c in
-            body(ColorLUTView(entries: e.baseAddress!, levels: l.baseAddress!, corners: c.baseAddress!, gridSize: gridSize))
-        }}}
+        entries.withUnsafeBufferPointer { body(ColorLUTView(entries: $0.baseAddress!, gridSize: gridSize)) }
     }
 
     /// The LUT as `.cube` text, for tools that read that format (ffmpeg's lut3d, Resolve).
@@ -102,50 +85,109 @@ public struct ColorLUT: Sendable {
     }
 }
 
-/// Raw pointers into a `ColorLUT`, valid while the LUT is alive; used by the inner loop.
+/// A raw pointer into a `ColorLUT`, valid while the LUT is alive; used by the inner loops.
 struct ColorLUTView {
     let entries: UnsafePointer<UInt64>
-    /// `ColorLUT.levels`.
-    let levels: UnsafePointer<Int>
+    let gridSize: Int
     /// The offset of the corner across the cell from its first: 1 + n + n².
     let diagonal: Int
 
-    /// Offsets of the tetrahedron's two middle corners, A at [k] and B at [8 + k], for the
-    /// ordering index k = (fx ≥ fy) << 2 | (fy ≥ fz) << 1 | (fx ≥ fz) (k = 1 and 6 cannot occur).
-    let corners: UnsafePointer<Int>
-
-    init(entries: UnsafePointer<UInt64>, levels: UnsafePointer<Int>, corners: UnsafePointer<Int>, gridSize n: Int) {
+    init(entries: UnsafePointer<UInt64>, gridSize n: Int) {
         self.entries = entries
-        self.levels = levels
-        self.corners = corners
+        self.gridSize = n
         diagonal = 1 + n + n * n
-    }
-
-    /// 8.8 fixed-point output (0 … 65280) for one 8-bit RGB input: tetrahedral interpolation
-    /// without branches. The tetrahedron's corners are c000, A (the axis of the largest fraction),
-    /// B (the two largest axes) and c111, weighted 256 − f1, f1 − f2, f2 − f3 and f3 for the
-    /// fractions sorted f1 ≥ f2 ≥ f3.
-    @inline(__always)
-    func lookup(_ r: Int, _ g: Int, _ b: Int) -> (Int32, Int32, Int32) {
-        let lr = levels + r &* 4, lg = levels + g &* 4, lb = levels + b &* 4
-        let node = lr[0] &+ lg[1] &+ lb[2]
-        let fx = lr[3], fy = lg[3], fz = lb[3]
-        // Which of the six tetrahedra: three comparisons index the corner table.
-        let k = (fx >= fy ? 4 : 0) | (fy >= fz ? 2 : 0) | (fx >= fz ? 1 : 0)
-        let oA = corners[k], oB = corners[k &+ 8]
-        let f1 = max(fx, max(fy, fz)), f3 = min(fx, min(fy, fz))
-        let f2 = fx &+ fy &+ fz &- f1 &- f3
-        let w0 = UInt64(bitPattern: Int64(256 &- f1)), wA = UInt64(bitPattern: Int64(f1 &- f2))
-        let wB = UInt64(bitPattern: Int64(f2 &- f3)), w1 = UInt64(bitPattern: Int64(f3))
-        // All three channels at once: each field is Σ value × weight < 2²¹ (see `ColorLUT`).
-        // The rounding term makes each field's sum/256 × 8 (1/32nds to 1/256ths) round.
-        let sum = entries[node] &* w0 &+ entries[node &+ oA] &* wA &+ entries[node &+ oB] &* wB
-            &+ entries[node &+ diagonal] &* w1 &+ Self.rounding
-        let (r, g, b) = ColorLUT.unpack(sum)
-        return (Int32(truncatingIfNeeded: r &>> 5), Int32(truncatingIfNeeded: g &>> 5), Int32(truncatingIfNeeded: b &>> 5))
     }
 
     /// Half of the last step in each field: sum/256 is in 1/32nds and the output in 1/256ths,
     /// so the output is sum >> 5, rounded by 16.
     static let rounding = ColorLUT.pack(16, 16, 16)
+}
+
+/// Eight pixels' tetrahedra, made in vector lanes: per pixel, the lattice indices of the four
+/// corners that weigh in and their weights. Tetrahedral interpolation picks, for fractions
+/// sorted f1 ≥ f2 ≥ f3, the cell's first corner c000, A (one step along the axis of the
+/// largest fraction), B (steps along all but the axis of the smallest) and c111, weighted
+/// 256 − f1, f1 − f2, f2 − f3 and f3. Where fractions tie the corner the tie leaves open
+/// has weight 0, so any choice gives the same sum. Made eight at a time this is about a
+/// quarter of the lookup's instructions that it was one pixel at a time (compares, sorts and
+/// index sums in scalar registers, with spills); the four table loads stay scalar (neither
+/// SSE2 nor NEON gathers).
+struct ColorLUTCells {
+    // Read back lane by lane through raw pointers at these offsets (`weightsOffset`; the
+    // layout is checked in FastPathTests).
+    var node = SIMD8<Int32>(), cornerA = SIMD8<Int32>(), cornerB = SIMD8<Int32>()
+    var w0 = SIMD8<UInt16>(), wA = SIMD8<UInt16>(), wB = SIMD8<UInt16>(), w1 = SIMD8<UInt16>()
+    static let weightsOffset = 96
+
+    /// The cells of the next `min(count, 8)` RGB pixels at `pixels` (reading no byte past
+    /// them); returns how many.
+    @inline(__always)
+    mutating func fill(_ lut: ColorLUTView, pixels: UnsafePointer<UInt8>, count: Int) -> Int {
+        if count >= 8 {
+            fill(lut, eight: pixels)
+            return 8
+        }
+        var padded = SIMD32<UInt8>()
+        withUnsafeMutableBytes(of: &padded) { $0.baseAddress!.copyMemory(from: pixels, byteCount: count * 3) }
+        withUnsafeBytes(of: &padded) { fill(lut, eight: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        return count
+    }
+
+    @inline(__always)
+    private mutating func fill(_ lut: ColorLUTView, eight p: UnsafePointer<UInt8>) {
+        let r = SIMD8<UInt16>(UInt16(p[0]), UInt16(p[3]), UInt16(p[6]), UInt16(p[9]), UInt16(p[12]), UInt16(p[15]), UInt16(p[18]), UInt16(p[21]))
+        let g = SIMD8<UInt16>(UInt16(p[1]), UInt16(p[4]), UInt16(p[7]), UInt16(p[10]), UInt16(p[13]), UInt16(p[16]), UInt16(p[19]), UInt16(p[22]))
+        let b = SIMD8<UInt16>(UInt16(p[2]), UInt16(p[5]), UInt16(p[8]), UInt16(p[11]), UInt16(p[14]), UInt16(p[17]), UInt16(p[20]), UInt16(p[23]))
+        let n = lut.gridSize
+        let (ir, fx) = Self.lattice(r, gridSize: n), (ig, fy) = Self.lattice(g, gridSize: n), (ib, fz) = Self.lattice(b, gridSize: n)
+        let ys = SIMD8<Int32>(repeating: Int32(n)), zs = ys &* ys, xs = SIMD8<Int32>(repeating: 1)
+        let first = ir &+ (ig &+ ib &* ys) &* ys
+        // All ones where the first fraction is the smaller (fractions are 0…256: no overflow).
+        let xBelowY = (fx &- fy) &>> 15, yBelowZ = (fy &- fz) &>> 15, xBelowZ = (fx &- fz) &>> 15
+        @inline(__always) func larger(_ a: SIMD8<Int16>, _ b: SIMD8<Int16>, aBelow: SIMD8<Int16>) -> SIMD8<Int16> { (a & ~aBelow) | (b & aBelow) }
+        @inline(__always) func smaller(_ a: SIMD8<Int16>, _ b: SIMD8<Int16>, aBelow: SIMD8<Int16>) -> SIMD8<Int16> { (a & aBelow) | (b & ~aBelow) }
+        let maxXY = larger(fx, fy, aBelow: xBelowY), minXY = smaller(fx, fy, aBelow: xBelowY)
+        let f1 = larger(maxXY, fz, aBelow: (maxXY &- fz) &>> 15), f3 = smaller(minXY, fz, aBelow: (minXY &- fz) &>> 15)
+        let f2 = fx &+ fy &+ fz &- f1 &- f3
+        let largestX = SIMD8<Int32>(widening: ~xBelowY & ~xBelowZ), largestY = SIMD8<Int32>(widening: xBelowY & ~yBelowZ)
+        let smallestX = SIMD8<Int32>(widening: xBelowY & xBelowZ), smallestY = SIMD8<Int32>(widening: ~xBelowY & yBelowZ)
+        let alongLargest = (xs & largestX) | (ys & largestY) | (zs & ~(largestX | largestY))
+        let alongSmallest = (xs & smallestX) | (ys & smallestY) | (zs & ~(smallestX | smallestY))
+        node = first
+        cornerA = first &+ alongLargest
+        cornerB = first &+ (xs &+ ys &+ zs &- alongSmallest)
+        w0 = SIMD8<UInt16>(truncatingIfNeeded: 256 &- f1)
+        wA = SIMD8<UInt16>(truncatingIfNeeded: f1 &- f2)
+        wB = SIMD8<UInt16>(truncatingIfNeeded: f2 &- f3)
+        w1 = SIMD8<UInt16>(truncatingIfNeeded: f3)
+    }
+
+    /// `ColorLUT.base` and `fraction` of eight levels, for a grid of `n` points an axis:
+    /// v · (n − 1) ≤ 65025, and the remainder × 256 + 127 ≤ 65151, so 16-bit lanes hold them,
+    /// and x / 255 for x < 65280 is (x + 1 + x / 256) / 256.
+    @inline(__always)
+    static func lattice(_ v: SIMD8<UInt16>, gridSize n: Int) -> (SIMD8<Int32>, SIMD8<Int16>) {
+        @inline(__always) func div255(_ x: SIMD8<UInt16>) -> SIMD8<UInt16> { (x &+ 1 &+ (x &>> 8)) &>> 8 }
+        let position = v &* SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: n - 1)), i = div255(position)
+        let top = (v &+ 1) &>> 8                   // 1 for level 255, in the last cell at 256
+        let f = div255((position &- i &* 255) &<< 8 &+ 127) | top &<< 8
+        return (SIMD8<Int32>(widening: i &- top), SIMD8<Int16>(truncatingIfNeeded: f))
+    }
+
+    /// Lane `lane`'s colour in 8.8 fixed point (0 … 65280): its four entries, weighted, all
+    /// three channels at once (each field is Σ value × weight < 2²¹, see `ColorLUT`).
+    @inline(__always)
+    mutating func value(_ lut: ColorLUTView, lane l: Int) -> (Int32, Int32, Int32) {
+        withUnsafeBytes(of: &self) { raw in
+            let at = raw.baseAddress!
+            let nodes = at.assumingMemoryBound(to: Int32.self), cornersA = nodes + 8, cornersB = nodes + 16
+            let weights = (at + Self.weightsOffset).assumingMemoryBound(to: UInt16.self)
+            let e = lut.entries, first = Int(nodes[l])
+            let sum = e[first] &* UInt64(weights[l]) &+ e[Int(cornersA[l])] &* UInt64(weights[8 &+ l])
+                &+ e[Int(cornersB[l])] &* UInt64(weights[16 &+ l]) &+ e[first &+ lut.diagonal] &* UInt64(weights[24 &+ l])
+                &+ ColorLUTView.rounding
+            let (r, g, b) = ColorLUT.unpack(sum)
+            return (Int32(truncatingIfNeeded: r &>> 5), Int32(truncatingIfNeeded: g &>> 5), Int32(truncatingIfNeeded: b &>> 5))
+        }
+    }
 }

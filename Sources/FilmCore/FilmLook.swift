@@ -398,15 +398,10 @@ struct PixelRow {
 
     private func pixels<C: StageSwitch, V: VignetteSwitch, G: StageSwitch, B: StageSwitch>(_: C.Type, _: V.Type, _: G.Type, _: B.Type) {
         let src = filmIn, dst = destination, grain = grain, table = grainTable ?? grain // (not read without grain)
-        for px in 0..<width {
+        /// One pixel's colour (8.8 fixed point, from here on one channel per scalar: cheaper
+        /// than moving lanes in and out of a vector for table lookups) through the other stages.
+        @inline(__always) func finish(_ px: Int, _ vr: Int32, _ vg: Int32, _ vb: Int32) {
             let i = px &* 3
-            let ir = Int32(src[i]), ig = Int32(src[i &+ 1]), ib = Int32(src[i &+ 2])
-            // 8.8 fixed point from here on, one channel per scalar (cheaper than moving lanes
-            // in and out of a vector for table lookups).
-            var vr = ir &<< 8, vg = ig &<< 8, vb = ib &<< 8
-            if C.on {
-                (vr, vg, vb) = lut.lookup(Int(ir), Int(ig), Int(ib))
-            }
             var or: Int32, og: Int32, ob: Int32
             if V.on {
                 // 8.8 × the mask in 1/4096ths to 8 bits, rounded once.
@@ -427,6 +422,25 @@ struct PixelRow {
             dst[i] = UInt8(truncatingIfNeeded: or)
             dst[i &+ 1] = UInt8(truncatingIfNeeded: og)
             dst[i &+ 2] = UInt8(truncatingIfNeeded: ob)
+        }
+        if C.on {
+            // Eight pixels' LUT cells in vector lanes, then each pixel on its own. A chunk's
+            // source is read before its pixels are written, so `dst` may be `src`.
+            var cells = ColorLUTCells()
+            var chunk = 0
+            while chunk < width {
+                let lanes = cells.fill(lut, pixels: src + chunk &* 3, count: width &- chunk)
+                for lane in 0..<lanes {
+                    let (vr, vg, vb) = cells.value(lut, lane: lane)
+                    finish(chunk &+ lane, vr, vg, vb)
+                }
+                chunk &+= lanes
+            }
+        } else {
+            for px in 0..<width {
+                let i = px &* 3
+                finish(px, Int32(src[i]) &<< 8, Int32(src[i &+ 1]) &<< 8, Int32(src[i &+ 2]) &<< 8)
+            }
         }
         if B.on { Self.blend(original: blendIn, into: dst, count: width * 3, keep: keep, weight: weight) }
     }

@@ -31,6 +31,19 @@ extension SIMD8 where Scalar == Int16 {
     }
 }
 
+extension SIMD8 where Scalar == Int32 {
+    @inline(__always)
+    init(widening v: SIMD8<UInt16>) {
+        self.init(Int32(v[0]), Int32(v[1]), Int32(v[2]), Int32(v[3]), Int32(v[4]), Int32(v[5]), Int32(v[6]), Int32(v[7]))
+    }
+
+    /// Sign-extended (a mask of all ones stays all ones).
+    @inline(__always)
+    init(widening v: SIMD8<Int16>) {
+        self.init(Int32(v[0]), Int32(v[1]), Int32(v[2]), Int32(v[3]), Int32(v[4]), Int32(v[5]), Int32(v[6]), Int32(v[7]))
+    }
+}
+
 extension SIMD8 where Scalar == UInt8 {
     /// The low byte of each lane.
     @inline(__always)

@@ -156,7 +156,8 @@ final class FastPathTests: XCTestCase {
             ("steep", { c in SIMD3(c.x * c.x, (c.y * 4).truncatingRemainder(dividingBy: 1), 1 - c.z) }),
         ]
         for (name, transform) in transforms {
-            let lut = ColorLUT(gridSize: 9, transform: transform)
+          for gridSize in [2, 9, 33] {
+            let lut = ColorLUT(gridSize: gridSize, transform: transform)
             let n = lut.gridSize, top = Double(255 * ColorLUT.fieldScale)
             func node(_ r: Int, _ g: Int, _ b: Int) -> SIMD3<Double> {
                 let (x, y, z) = ColorLUT.unpack(lut.entries[r + g * n + b * n * n])
@@ -174,16 +175,58 @@ final class FastPathTests: XCTestCase {
                 }
                 return sum
             }
+            // Eight pixels at a time through the vector lanes, and the last group short.
+            var pixels: [(Int, Int, Int)] = []
+            for v in 0..<256 {
+                pixels += [(v, 37, 200), (90, v, 3), (255, 128, v), (v, v, v), (v, 255 - v, v / 2)]
+            }
+            pixels += [(1, 2, 3), (4, 5, 6), (7, 8, 9)]
+            let bytes = pixels.flatMap { [UInt8($0.0), UInt8($0.1), UInt8($0.2)] }
             lut.withView { view in
-                for v in 0..<256 {
-                    for (r, g, b) in [(v, 37, 200), (90, v, 3), (255, 128, v), (v, v, v), (v, 255 - v, v / 2)] {
-                        let got = view.lookup(r, g, b), want = expected(r, g, b)
+                var cells = ColorLUTCells()
+                var at = 0
+                while at < pixels.count {
+                    let lanes = bytes.withUnsafeBufferPointer { cells.fill(view, pixels: $0.baseAddress! + at * 3, count: pixels.count - at) }
+                    XCTAssertEqual(lanes, min(8, pixels.count - at))
+                    for lane in 0..<lanes {
+                        let (r, g, b) = pixels[at + lane]
+                        let got = cells.value(view, lane: lane), want = expected(r, g, b)
                         for (c, value) in [got.0, got.1, got.2].enumerated() {
-                            XCTAssertEqual(Double(value), want[c], accuracy: 1.01, "\(name) at (\(r), \(g), \(b)), channel \(c)")
+                            XCTAssertEqual(Double(value), want[c], accuracy: 1.01, "\(name), \(gridSize)³, at (\(r), \(g), \(b)), channel \(c)")
                         }
                     }
+                    at += lanes
+                }
+            }
+          }
+        }
+    }
+
+    /// The vector lanes' lattice positions are `ColorLUT.base` and `fraction` (v · (n − 1) / 255
+    /// split into whole and 1/256ths, rounded; the top level at 256 of the last cell) for every
+    /// level and every grid size the LUT allows.
+    func testLatticePositionsInLanesForEveryGridSize() {
+        for n in 2...256 {
+            for start in stride(from: 0, to: 256, by: 8) {
+                let v = SIMD8<UInt16>((0..<8).map { UInt16(start + $0) })
+                let (base, fraction) = ColorLUTCells.lattice(v, gridSize: n)
+                for l in 0..<8 {
+                    let level = start + l, exact = Double(level * (n - 1)) / 255
+                    let wantBase = level == 255 ? n - 2 : Int(exact.rounded(.down))
+                    let wantFraction = level == 255 ? 256 : Int(((exact - Double(wantBase)) * 256).rounded())
+                    XCTAssertEqual(Int(base[l]), wantBase, "grid \(n), level \(level)")
+                    XCTAssertEqual(Int(fraction[l]), wantFraction, "grid \(n), level \(level)")
                 }
             }
         }
+    }
+
+    /// `ColorLUTCells.value` reads the weights back at `weightsOffset`.
+    func testCellLayoutIsWhatTheLaneReadsAssume() {
+        XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.node), 0)
+        XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.cornerA), 32)
+        XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.cornerB), 64)
+        XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.w0), ColorLUTCells.weightsOffset)
+        XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.w1), ColorLUTCells.weightsOffset + 48)
     }
 }
