@@ -130,8 +130,11 @@ public final class FilmRenderer: @unchecked Sendable {
     /// Some of the mask is above 1 (a negative amount lightens the corners): its products need
     /// clamping.
     private let vignetteBrightens: Bool
-    /// One row of grain per worker (4 bytes a pixel), filled before the row's pixels.
+    /// One row of grain per worker (3 bytes a pixel, as the image's), filled before the row's
+    /// pixels.
     private let grainRows: UnsafeMutablePointer<UInt8>
+    /// Density-table indices per worker for `PixelRow.grain`, `PixelRow.grainChunk` of them.
+    private let grainIndices: UnsafeMutablePointer<UInt16>
     /// Workers a render can use (one grain row each).
     public let maximumThreads: Int
     /// Halation and the date stamp (nil when the look has neither).
@@ -170,7 +173,8 @@ public final class FilmRenderer: @unchecked Sendable {
         }
         vignetteTable = .allocate(capacity: Self.vignetteEntries)
         maximumThreads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 64))
-        grainRows = .allocate(capacity: maximumThreads * width * 4)
+        grainRows = .allocate(capacity: maximumThreads * width * GrainTexture.texelBytes)
+        grainIndices = .allocate(capacity: maximumThreads * PixelRow.grainChunk)
         for i in 0..<Self.vignetteEntries {
             // The centre of each r² bin.
             let r2 = (Double(i) + 0.5) / 2048
@@ -191,6 +195,7 @@ public final class FilmRenderer: @unchecked Sendable {
         rowTerms.deallocate()
         vignetteTable.deallocate()
         grainRows.deallocate()
+        grainIndices.deallocate()
         lightRows.deallocate()
         levelRows.deallocate()
         originalRows.deallocate()
@@ -255,7 +260,7 @@ public final class FilmRenderer: @unchecked Sendable {
     /// worker `worker`'s scratch rows.
     func renderRows(_ rows: Range<Int>, source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
                     grainFrame: UInt64, stages: RenderStages, weight w: Int32, worker: Int) {
-        let scratch = grainRows + worker * width * 4
+        let scratch = grainRows + worker * width * GrainTexture.texelBytes
         let lightScratch = lightRows + (light == nil ? 0 : worker * width)
         let light = stages.contains(.light) ? self.light : nil
         let look = self.look
@@ -337,7 +342,8 @@ public final class FilmRenderer: @unchecked Sendable {
                 }
                 let row = PixelRow(width: width, filmIn: filmIn, blendIn: blendIn, destination: dst, lut: lut,
                                    vignetteTable: UnsafePointer(vignetteTable), columnTerms: UnsafePointer(columnTerms), rowTerm: rowTerm,
-                                   grain: UnsafePointer(scratch), grainTable: grainTable.baseAddress, keep: keep, weight: w)
+                                   grain: UnsafePointer(scratch), grainTable: grainTable.baseAddress,
+                                   grainIndices: grainIndices + worker * PixelRow.grainChunk, keep: keep, weight: w)
                 row.render(color: useColor, vignette: vignette, grain: texture != nil, blend: useBlend)
             }
         }}}}}}}}
@@ -369,9 +375,10 @@ struct PixelRow {
     let vignetteTable: UnsafePointer<Int32>
     let columnTerms: UnsafePointer<Int32>
     let rowTerm: Int32
-    /// The row's grain, 4 bytes a pixel, and the density table it indexes.
+    /// The row's grain, 3 bytes a pixel, and the density table it indexes.
     let grain: UnsafePointer<UInt8>
     let grainTable: UnsafePointer<UInt8>?
+    let grainIndices: UnsafeMutablePointer<UInt16>
     /// The blend's weights of the original and the look, in 1/256ths.
     let keep: Int32
     let weight: Int32
@@ -396,6 +403,9 @@ struct PixelRow {
         blend ? pixels(c, v, g, StageOn.self) : pixels(c, v, g, StageOff.self)
     }
 
+    // Never inlined: each combination is a function of its own, whose loop gets the registers
+    // to itself (inlined into `renderRows`, LLVM shuffled ten registers a pixel around it).
+    @inline(never)
     private func pixels<C: StageSwitch, V: VignetteSwitch, G: StageSwitch, B: StageSwitch>(_: C.Type, _: V.Type, _: G.Type, _: B.Type) {
         let src = filmIn, dst = destination, grain = grain, table = grainTable ?? grain // (not read without grain)
         /// One pixel's colour (8.8 fixed point, from here on one channel per scalar: cheaper
@@ -412,12 +422,6 @@ struct PixelRow {
                 if V.brightens { (or, og, ob) = (min(or, 255), min(og, 255), min(ob, 255)) }
             } else {
                 (or, og, ob) = ((vr &+ 128) &>> 8, (vg &+ 128) &>> 8, (vb &+ 128) &>> 8)
-            }
-            if G.on {
-                let t = grain + px &* 4
-                or = Int32(table[Int(or) &<< 8 | Int(t[0])])
-                og = Int32(table[Int(og) &<< 8 | Int(t[1])])
-                ob = Int32(table[Int(ob) &<< 8 | Int(t[2])])
             }
             dst[i] = UInt8(truncatingIfNeeded: or)
             dst[i &+ 1] = UInt8(truncatingIfNeeded: og)
@@ -436,13 +440,62 @@ struct PixelRow {
                 }
                 chunk &+= lanes
             }
-        } else {
+        } else if V.on || !G.on {
             for px in 0..<width {
                 let i = px &* 3
                 finish(px, Int32(src[i]) &<< 8, Int32(src[i &+ 1]) &<< 8, Int32(src[i &+ 2]) &<< 8)
             }
         }
+        // The grain reads the levels just written, or the film's own when no stage before it
+        // is on.
+        if G.on { Self.grain(levels: C.on || V.on ? UnsafePointer(dst) : src, noise: grain, table: table,
+                            indices: grainIndices, into: dst, count: width * 3) }
         if B.on { Self.blend(original: blendIn, into: dst, count: width * 3, keep: keep, weight: weight) }
+    }
+
+    /// Bytes the grain pass takes at a time: its density-table indices for them fit a
+    /// worker's `grainIndices` (1 KB).
+    static let grainChunk = 512
+
+    /// The grain, in a pass of its own over the row's bytes, `grainChunk` at a time: a byte's
+    /// level and the grain row's byte (its noise) make its index into the density table,
+    /// level << 8 | noise, 16 at a time in vector lanes, stored into `indices`; then the table
+    /// is read a byte at a time (neither SSE2 nor NEON has a gather). The indices go through
+    /// memory on purpose: read back, each costs one load, where taking lanes out of a register
+    /// costs two or three instructions. `levels` may be `out`.
+    static func grain(levels: UnsafePointer<UInt8>, noise: UnsafePointer<UInt8>, table: UnsafePointer<UInt8>,
+                      indices: UnsafeMutablePointer<UInt16>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
+        @inline(__always) func lanes(_ level: SIMD8<UInt8>, _ noise: SIMD8<UInt8>) -> SIMD8<UInt16> {
+            SIMD8<UInt16>(truncatingIfNeeded: level) &<< 8 | SIMD8<UInt16>(truncatingIfNeeded: noise)
+        }
+        var start = 0
+        while start < count {
+            let n = min(grainChunk, count &- start)
+            let l = levels + start, g = noise + start, o = out + start
+            var i = 0
+            while i &+ 16 <= n {
+                let lv = UnsafeRawPointer(l + i).loadUnaligned(as: SIMD16<UInt8>.self)
+                let gv = UnsafeRawPointer(g + i).loadUnaligned(as: SIMD16<UInt8>.self)
+                let target = UnsafeMutableRawPointer(indices + i)
+                target.storeBytes(of: lanes(lv.lowHalf, gv.lowHalf), as: SIMD8<UInt16>.self)
+                target.storeBytes(of: lanes(lv.highHalf, gv.highHalf), toByteOffset: 16, as: SIMD8<UInt16>.self)
+                i &+= 16
+            }
+            while i < n {
+                indices[i] = UInt16(l[i]) &<< 8 | UInt16(g[i])
+                i &+= 1
+            }
+            var k = 0
+            while k &+ 16 <= n { // 16 a step: the loop's own instructions once per 16 lookups
+                for j in 0..<16 { o[k &+ j] = table[Int(indices[k &+ j])] }
+                k &+= 16
+            }
+            while k < n {
+                o[k] = table[Int(indices[k])]
+                k &+= 1
+            }
+            start &+= n
+        }
     }
 
     /// The blend, in a pass of its own over the row's bytes, 16 at a time in two 8-lane

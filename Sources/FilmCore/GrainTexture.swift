@@ -30,10 +30,18 @@ public struct GrainTexture: Sendable {
     public let apertureVariance: Double
     /// tileSize² texels × 3 channels, interleaved; zero mean, unit variance.
     public let noise: [Float]
-    /// The same noise for the fast path: 4 bytes per texel (r, g, b, unused), each the bit
-    /// pattern of an Int8 = 32 × noise, clamped to ±127 (±4 standard deviations).
+    /// The same noise for the fast path: 3 bytes per texel (r, g, b), each the bit pattern of
+    /// an Int8 = 32 × noise, clamped to ±127 (±4 standard deviations). Each tile row is
+    /// followed by its first `blockSize` texels again, so that any read of up to a block's
+    /// width is contiguous, wherever in the row it starts; rows are `tileRowStride` bytes apart.
     let quantized: [UInt8]
     static let quantizationScale = 32.0
+    /// Bytes a texel takes in `quantized` and in a grain row: r, g, b, laid out as the image's
+    /// pixels, so that the pixel loop reads a row's levels and its grain byte for byte.
+    static let texelBytes = 3
+    /// A tile row's bytes (its period), and the bytes from one row of `quantized` to the next.
+    static let tileRowBytes = tileSize * texelBytes
+    static let tileRowStride = (tileSize + blockSize) * texelBytes
     /// 256 × 256: output level for (input level << 8 | texel byte), the texel's noise in
     /// 1/32 σ as an Int8 bit pattern (so the pixel loop indexes with the byte as it is) — the
     /// film's density response at this pixel size, baked (it is per texture, so a renderer for
@@ -65,14 +73,19 @@ public struct GrainTexture: Sendable {
             channels = fields
         }
         var noise = [Float](repeating: 0, count: n * 3)
-        var quantized = [UInt8](repeating: 0, count: n * 4)
+        var quantized = [UInt8](repeating: 0, count: Self.tileSize * Self.tileRowStride)
         for i in 0..<n {
             for c in 0..<3 {
                 let v = channels[c][i]
                 noise[i * 3 + c] = v
                 let q = min(max((Self.quantizationScale * Double(v)).rounded(), -127), 127)
-                quantized[i * 4 + c] = UInt8(bitPattern: Int8(q))
+                let (y, x) = i.quotientAndRemainder(dividingBy: Self.tileSize)
+                quantized[y * Self.tileRowStride + x * Self.texelBytes + c] = UInt8(bitPattern: Int8(q))
             }
+        }
+        for y in 0..<Self.tileSize { // the padding: each row's start again
+            let row = y * Self.tileRowStride
+            for k in 0..<(Self.blockSize * Self.texelBytes) { quantized[row + Self.tileRowBytes + k] = quantized[row + k] }
         }
         self.noise = noise
         self.quantized = quantized
@@ -188,11 +201,12 @@ public struct GrainTexture: Sendable {
         return (Int32((w.0 * 128).rounded()), Int32((w.1 * 128).rounded()))
     }
 
-    /// The weights of four pixels from each position on, one per byte lane of their texels
-    /// (r, g, b, unused): the first block's in [2p], the second's in [2p + 1].
-    static let laneBlendWeights: [SIMD16<Int16>] = (0..<blockSize).flatMap { p in
-        let w = (0..<4).map { fixedBlendWeights[min(p + $0, blockSize - 1)] }
-        return [SIMD16<Int16>((0..<16).map { Int16(w[$0 / 4].0) }), SIMD16<Int16>((0..<16).map { Int16(w[$0 / 4].1) })]
+    /// The weights of the 16 bytes from each byte position on (byte b of a block is pixel
+    /// b / 3's; bytes past the last pixel take its weights): the first block's in [2b], the
+    /// second's in [2b + 1].
+    static let laneBlendWeights: [SIMD16<Int16>] = (0..<(blockSize * texelBytes)).flatMap { b in
+        let w = (0..<16).map { fixedBlendWeights[min((b + $0) / texelBytes, blockSize - 1)] }
+        return [SIMD16<Int16>(w.map { Int16($0.0) }), SIMD16<Int16>(w.map { Int16($0.1) })]
     }
 
     // The mixes of two texels a, b with weights wa, wb in 1/128ths: (a × wa + b × wb + 64) >> 7.
@@ -211,9 +225,9 @@ public struct GrainTexture: Sendable {
     @inline(__always)
     static func texel(_ p: UnsafePointer<UInt8>, _ k: Int) -> Int32 { Int32(Int8(bitPattern: p[k])) }
 
-    /// Four texels (16 bytes, the unused ones too) as two halves of 16-bit lanes.
+    /// 16 bytes of texels (five pixels and a third) as two halves of 16-bit lanes.
     @inline(__always)
-    static func fourTexels(_ p: UnsafePointer<UInt8>) -> (SIMD8<Int16>, SIMD8<Int16>) {
+    static func sixteenBytes(_ p: UnsafePointer<UInt8>) -> (SIMD8<Int16>, SIMD8<Int16>) {
         let v = UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Int8>.self)
         return (SIMD8<Int16>(widening: v.lowHalf), SIMD8<Int16>(widening: v.highHalf))
     }
@@ -223,138 +237,133 @@ public struct GrainTexture: Sendable {
         (a &* wa &+ b &* wb &+ 64) &>> 7
     }
 
-    /// Two halves of mixed lanes, clamped to the texel range, as four texels into `out`.
+    /// Two halves of mixed lanes, clamped to the texel range, as 16 bytes into `out`.
     @inline(__always)
-    static func storeFour(_ out: UnsafeMutablePointer<UInt8>, _ low: SIMD8<Int16>, _ high: SIMD8<Int16>) {
+    static func storeSixteen(_ out: UnsafeMutablePointer<UInt8>, _ low: SIMD8<Int16>, _ high: SIMD8<Int16>) {
         let v = SIMD16(lowHalf: SIMD8<Int8>(lowBytes: low.clampedToInt8), highHalf: SIMD8<Int8>(lowBytes: high.clampedToInt8))
         UnsafeMutableRawPointer(out).storeBytes(of: v, as: SIMD16<Int8>.self)
     }
 
-    /// Four pixels' texels of two tile rows mixed with per-lane weights, into `out`.
+    /// 16 bytes of two tile rows mixed with per-lane weights, into `out`.
     @inline(__always)
-    static func mixFour(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ wp: SIMD16<Int16>,
-                        _ q: UnsafePointer<UInt8>, _ wq: SIMD16<Int16>) {
-        let (p0, p1) = fourTexels(p), (q0, q1) = fourTexels(q)
-        storeFour(out, mixLanes(p0, wp.lowHalf, q0, wq.lowHalf), mixLanes(p1, wp.highHalf, q1, wq.highHalf))
+    static func mixSixteen(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ wp: SIMD16<Int16>,
+                           _ q: UnsafePointer<UInt8>, _ wq: SIMD16<Int16>) {
+        let (p0, p1) = sixteenBytes(p), (q0, q1) = sixteenBytes(q)
+        storeSixteen(out, mixLanes(p0, wp.lowHalf, q0, wq.lowHalf), mixLanes(p1, wp.highHalf, q1, wq.highHalf))
     }
 
-    /// Four pixels where four blocks meet: the upper blocks' texels (a left, c right) mixed by
+    /// 16 bytes where four blocks meet: the upper blocks' texels (a left, c right) mixed by
     /// the per-lane weights wa, wc, the lower blocks' (d, e) likewise, then the two by wy.
     @inline(__always)
-    static func mixFourCorner(_ out: UnsafeMutablePointer<UInt8>, _ a: UnsafePointer<UInt8>, _ c: UnsafePointer<UInt8>,
-                              _ d: UnsafePointer<UInt8>, _ e: UnsafePointer<UInt8>,
-                              _ wa: SIMD16<Int16>, _ wc: SIMD16<Int16>, _ wy: (SIMD8<Int16>, SIMD8<Int16>)) {
-        let (a0, a1) = fourTexels(a), (c0, c1) = fourTexels(c), (d0, d1) = fourTexels(d), (e0, e1) = fourTexels(e)
+    static func mixSixteenCorner(_ out: UnsafeMutablePointer<UInt8>, _ a: UnsafePointer<UInt8>, _ c: UnsafePointer<UInt8>,
+                                 _ d: UnsafePointer<UInt8>, _ e: UnsafePointer<UInt8>,
+                                 _ wa: SIMD16<Int16>, _ wc: SIMD16<Int16>, _ wy: (SIMD8<Int16>, SIMD8<Int16>)) {
+        let (a0, a1) = sixteenBytes(a), (c0, c1) = sixteenBytes(c), (d0, d1) = sixteenBytes(d), (e0, e1) = sixteenBytes(e)
         let top0 = mixLanes(a0, wa.lowHalf, c0, wc.lowHalf), top1 = mixLanes(a1, wa.highHalf, c1, wc.highHalf)
         let bottom0 = mixLanes(d0, wa.lowHalf, e0, wc.lowHalf), bottom1 = mixLanes(d1, wa.highHalf, e1, wc.highHalf)
-        storeFour(out, mixLanes(top0, wy.0, bottom0, wy.1), mixLanes(top1, wy.0, bottom1, wy.1))
+        storeSixteen(out, mixLanes(top0, wy.0, bottom0, wy.1), mixLanes(top1, wy.0, bottom1, wy.1))
     }
 
-    /// The tile rows a column of blocks gives one output row, with their x offsets: the upper
-    /// and lower blocks' where block rows blend, else the one block read, twice.
+    /// The tile rows a column of blocks gives one output row, with their offsets in bytes
+    /// (0 ..< tileRowBytes): the upper and lower blocks' where block rows blend, else the one
+    /// block read, twice.
     struct BlockColumn {
-        let upper: UnsafePointer<UInt8>, upperX: Int
-        let lower: UnsafePointer<UInt8>, lowerX: Int
+        let upper: UnsafePointer<UInt8>, upperOffset: Int
+        let lower: UnsafePointer<UInt8>, lowerOffset: Int
+
+        /// Where the upper and lower rows' bytes for output byte `b` are; the block's bytes
+        /// after it follow contiguously (the padding of `quantized`), for up to a block's width.
+        @inline(__always)
+        func at(_ b: Int) -> (upper: UnsafePointer<UInt8>, lower: UnsafePointer<UInt8>) {
+            (upper + (b &+ upperOffset) % tileRowBytes, lower + (b &+ lowerOffset) % tileRowBytes)
+        }
     }
 
-    /// Writes one output row's grain into `out` (4 bytes a pixel, like the tile's texels):
+    /// Bytes 0..<count of a run mixed 16 at a time by `mix16(k)` (which does bytes k..<k + 16),
+    /// the last 16 ending at `count` (so they may redo some: the same bytes, the same values),
+    /// or one at a time by `mix1(k)` when the run is shorter than 16.
+    @inline(__always)
+    static func sixteens(_ count: Int, _ mix16: (Int) -> Void, _ mix1: (Int) -> Void) {
+        guard count >= 16 else {
+            for k in 0..<count { mix1(k) }
+            return
+        }
+        var k = 0
+        while k &+ 16 < count {
+            mix16(k)
+            k &+= 16
+        }
+        mix16(count &- 16)
+    }
+
+    /// Writes one output row's grain into `out` (3 bytes a pixel, like the tile's texels):
     /// what `noise(x:y:frame:)` gives, quantised. Inside a block it copies a tile row; the
     /// 16-pixel bands between blocks (across and down) mix two tile rows, or four where blocks
-    /// meet, four pixels at a time in 16-bit lanes. `weights` is `fixedBlendWeights`, `lanes` `laneBlendWeights`; `tile` is
-    /// `quantized`.
+    /// meet, 16 bytes at a time in 16-bit lanes. It works on bytes throughout: output byte b
+    /// reads byte (b + offset) mod tileRowBytes of a tile row, which is pixel b / 3's texel,
+    /// channel b mod 3; each run (at most a block wide) reads its tile rows contiguously.
+    /// `weights` is `fixedBlendWeights`, `lanes` `laneBlendWeights`; `tile` is `quantized`.
     static func fillRow(_ out: UnsafeMutablePointer<UInt8>, width: Int, windowX: Int, frameY: Int, seed: UInt64, frame: UInt64,
                         tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int32, Int32)>, lanes: UnsafePointer<SIMD16<Int16>>) {
         let by = blendPosition(frameY)
         let (wy0, wy1) = weights[by.position]
         let rowsBlend = wy0 != 0 && wy1 != 0
-        let rowBytes = tileSize * 4
+        let n = texelBytes
         let bandStart = (blockSize - blendBand) / 2, bandEnd = bandStart + blendBand
-        /// Pixels from..<to mixed from two tile rows (texels at px + offset, wrapping) with the
-        /// weights `lanesAt`/`weightsAt` give for a pixel: four pixels at a time where neither
-        /// row wraps within them, one at a time elsewhere.
-        @inline(__always) func mixRows(_ p: UnsafePointer<UInt8>, _ po: Int, _ q: UnsafePointer<UInt8>, _ qo: Int, _ from: Int, _ to: Int,
-                                       lanesAt: (Int) -> (SIMD16<Int16>, SIMD16<Int16>), weightsAt: (Int) -> (Int32, Int32)) {
-            var px = from
-            while px < to {
-                let sp = (px &+ po) & tileMask, sq = (px &+ qo) & tileMask
-                if px &+ 4 <= to && sp &+ 4 <= tileSize && sq &+ 4 <= tileSize {
-                    let (wp, wq) = lanesAt(px)
-                    mixFour(out + px &* 4, p + sp &* 4, wp, q + sq &* 4, wq)
-                    px &+= 4
-                } else {
-                    let (wp, wq) = weightsAt(px), tp = p + sp &* 4, tq = q + sq &* 4
-                    for k in 0..<3 { out[px &* 4 &+ k] = clampedTexel(mix(texel(tp, k), wp, texel(tq, k), wq)) }
-                    px &+= 1
-                }
-            }
-        }
         // Block column bx's tile rows for this output row. Inside a row of blocks only one
         // block is read: the upper while wy1 is 0, the lower while wy0 is.
         func column(_ bx: Int) -> BlockColumn {
             func block(_ byBlock: Int) -> (UnsafePointer<UInt8>, Int) {
                 let o = blockOffset(seed: seed, frame: frame, bx: bx, by: byBlock)
-                return (tile + ((frameY &+ o.y) & tileMask) &* rowBytes, o.x &+ windowX)
+                return (tile + ((frameY &+ o.y) & tileMask) &* tileRowStride, ((o.x &+ windowX) & tileMask) &* n)
             }
             if rowsBlend {
-                let (u, ux) = block(by.block), (l, lx) = block(by.block + 1)
-                return BlockColumn(upper: u, upperX: ux, lower: l, lowerX: lx)
+                let (u, uo) = block(by.block), (l, lo) = block(by.block + 1)
+                return BlockColumn(upper: u, upperOffset: uo, lower: l, lowerOffset: lo)
             }
-            let (r, rx) = block(by.block + (wy1 == 0 ? 0 : 1))
-            return BlockColumn(upper: r, upperX: rx, lower: r, lowerX: rx)
+            let (r, ro) = block(by.block + (wy1 == 0 ? 0 : 1))
+            return BlockColumn(upper: r, upperOffset: ro, lower: r, lowerOffset: ro)
         }
         let wy = (SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy0)), SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy1)))
-        // One column of blocks over pixels from..<to: copies of a tile row (split where it
-        // wraps) inside a row of blocks, the upper and lower rows mixed between two.
-        func fill(_ b: BlockColumn, _ from: Int, _ to: Int) {
-            if rowsBlend {
-                mixRows(b.upper, b.upperX, b.lower, b.lowerX, from, to, lanesAt: { _ in wy }, weightsAt: { _ in (wy0, wy1) })
+        let wyLanes = (wy.0.lowHalf, wy.1.lowHalf)
+        // One column of blocks over bytes from..<to: a copy of its tile row inside a row of
+        // blocks, the upper and lower rows mixed between two.
+        func fill(_ c: BlockColumn, _ from: Int, _ to: Int) {
+            let (p, q) = c.at(from), o = out + from
+            guard rowsBlend else {
+                o.update(from: p, count: to &- from)
                 return
             }
-            var px = from
-            while px < to {
-                let start = (px &+ b.upperX) & tileMask
-                let n = min(to - px, tileSize - start)
-                (out + px * 4).update(from: b.upper + start * 4, count: n * 4)
-                px += n
-            }
+            sixteens(to &- from, { k in mixSixteen(o + k, p + k, wy.0, q + k, wy.1) },
+                     { k in o[k] = clampedTexel(mix(texel(p, k), wy0, texel(q, k), wy1)) })
         }
-        let wyLanes = (wy.0.lowHalf, wy.1.lowHalf)
         var x = 0
         var left = column(blendPosition(windowX).block)
         while x < width {
             let bx = blendPosition(x + windowX)
             let end = min(x + blockSize - bx.position, width)
             let right = column(bx.block + 1) // the next run's left
-            let first = x - bx.position // the band's weights are by position past the left block's centre
-            let bandFrom = min(max(first + bandStart, x), end), bandTo = min(max(first + bandEnd, x), end)
-            fill(left, x, bandFrom)
+            // The band's weights are by position past the left block's centre (in bytes here).
+            let first = (x - bx.position) * n
+            let bandFrom = min(max(first + bandStart * n, x * n), end * n), bandTo = min(max(first + bandEnd * n, x * n), end * n)
+            fill(left, x * n, bandFrom)
+            let (a, d) = left.at(bandFrom), (c, e) = right.at(bandFrom), o = out + bandFrom, w = bandFrom &- first
             if !rowsBlend {
                 // Inside a row of blocks (most rows): the band blends the left and right blocks only.
-                mixRows(left.upper, left.upperX, right.upper, right.upperX, bandFrom, bandTo,
-                        lanesAt: { px in (lanes[2 &* (px &- first)], lanes[2 &* (px &- first) &+ 1]) },
-                        weightsAt: { px in weights[px &- first] })
+                sixteens(bandTo &- bandFrom, { k in mixSixteen(o + k, a + k, lanes[2 &* (w &+ k)], c + k, lanes[2 &* (w &+ k) &+ 1]) }, { k in
+                    let (wx0, wx1) = weights[(w &+ k) / n]
+                    o[k] = clampedTexel(mix(texel(a, k), wx0, texel(c, k), wx1))
+                })
             } else {
-                var px = bandFrom
-                while px < bandTo {
-                    let sa = (px &+ left.upperX) & tileMask, sc = (px &+ right.upperX) & tileMask
-                    let sd = (px &+ left.lowerX) & tileMask, se = (px &+ right.lowerX) & tileMask
-                    if px &+ 4 <= bandTo && max(max(sa, sc), max(sd, se)) &+ 4 <= tileSize {
-                        let i = 2 &* (px &- first)
-                        mixFourCorner(out + px &* 4, left.upper + sa &* 4, right.upper + sc &* 4, left.lower + sd &* 4, right.lower + se &* 4,
-                                      lanes[i], lanes[i &+ 1], wyLanes)
-                        px &+= 4
-                    } else {
-                        let (wx0, wx1) = weights[px &- first]
-                        let ta = left.upper + sa &* 4, tc = right.upper + sc &* 4, td = left.lower + sd &* 4, te = right.lower + se &* 4
-                        for k in 0..<3 {
-                            let top = mix(texel(ta, k), wx0, texel(tc, k), wx1), bottom = mix(texel(td, k), wx0, texel(te, k), wx1)
-                            out[px &* 4 &+ k] = clampedTexel(mix(top, wy0, bottom, wy1))
-                        }
-                        px &+= 1
-                    }
-                }
+                sixteens(bandTo &- bandFrom, { k in
+                    mixSixteenCorner(o + k, a + k, c + k, d + k, e + k, lanes[2 &* (w &+ k)], lanes[2 &* (w &+ k) &+ 1], wyLanes)
+                }, { k in
+                    let (wx0, wx1) = weights[(w &+ k) / n]
+                    let top = mix(texel(a, k), wx0, texel(c, k), wx1), bottom = mix(texel(d, k), wx0, texel(e, k), wx1)
+                    o[k] = clampedTexel(mix(top, wy0, bottom, wy1))
+                })
             }
-            fill(right, bandTo, end)
+            fill(right, bandTo, end * n)
             x = end
             left = right
         }

@@ -229,4 +229,37 @@ final class FastPathTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.w0), ColorLUTCells.weightsOffset)
         XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.w1), ColorLUTCells.weightsOffset + 48)
     }
+
+    /// The grain pass (indices made 16 at a time in lanes, through memory, then the table read
+    /// byte by byte) is table[level << 8 | noise] for every byte: lengths that end inside a
+    /// group of 16 and span several of its 512-byte chunks, in place and into another buffer,
+    /// over every level and noise byte.
+    func testTheGrainPassIsTheDensityTableByteForByte() {
+        var rng = SplitMix64(seed: 17)
+        let table = (0..<65536).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        var indices = [UInt16](repeating: 0, count: PixelRow.grainChunk)
+        for count in [0, 1, 15, 16, 17, 511, 512, 513, 1290, 3 * 1280] {
+            let levels = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let noise = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let want = (0..<count).map { table[Int(levels[$0]) << 8 | Int(noise[$0])] }
+            for inPlace in [false, true] {
+                var out = inPlace ? levels : [UInt8](repeating: 0, count: count)
+                let source = levels
+                out.withUnsafeMutableBufferPointer { o in
+                    source.withUnsafeBufferPointer { l in
+                        noise.withUnsafeBufferPointer { g in
+                            table.withUnsafeBufferPointer { t in
+                                indices.withUnsafeMutableBufferPointer { ix in
+                                    guard let o = o.baseAddress, let g = g.baseAddress else { return } // count 0
+                                    PixelRow.grain(levels: inPlace ? UnsafePointer(o) : l.baseAddress!, noise: g, table: t.baseAddress!,
+                                                   indices: ix.baseAddress!, into: o, count: count)
+                                }
+                            }
+                        }
+                    }
+                }
+                XCTAssertEqual(out, want, "\(count) bytes, in place: \(inPlace)")
+            }
+        }
+    }
 }

@@ -154,7 +154,7 @@ final class GrainTests: XCTestCase {
     func testGrainRowsAreTheTexturesNoiseQuantisedInBlocksBandsAndCorners() {
         let texture = GrainTexture(grain: Preset.Grain(amount: 0.5, size: 1, clumping: 0.3, monochromatic: 0.2), seed: 7)
         let width = 300, scale = GrainTexture.quantizationScale
-        var row = [UInt8](repeating: 0, count: width * 4)
+        var row = [UInt8](repeating: 0, count: width * GrainTexture.texelBytes)
         var worst = 0.0, checked = [0, 0, 0] // pixels read from one, two and four blocks
         for (windowX, windowY) in [(0, 0), (37, 21), (1001, 999)] {
             for y in windowY..<(windowY + GrainTexture.blockSize) {
@@ -174,8 +174,8 @@ final class GrainTests: XCTestCase {
                     let expected = quantisedNoise(texture, x: px + windowX, y: y, frame: 5)
                     let fixed = fixedPointNoise(texture, x: px + windowX, y: y, frame: 5)
                     for k in 0..<3 {
-                        XCTAssertEqual(row[px * 4 + k], fixed[k], "(\(px + windowX), \(y)): the fixed-point formula, vector or not")
-                        let got = Double(Int8(bitPattern: row[px * 4 + k]))
+                        XCTAssertEqual(row[px * GrainTexture.texelBytes + k], fixed[k], "(\(px + windowX), \(y)): the fixed-point formula, vector or not")
+                        let got = Double(Int8(bitPattern: row[px * GrainTexture.texelBytes + k]))
                         let error = abs(got - expected[k])
                         worst = max(worst, error)
                         if blocks == 1 {
@@ -188,6 +188,25 @@ final class GrainTests: XCTestCase {
         }
         XCTAssertTrue(checked.allSatisfy { $0 > 1000 }, "every kind of pixel checked: \(checked)")
         XCTAssertGreaterThan(worst, 0.4, "the mixes do round")
+    }
+
+    /// Each row of the fast path's tile is followed by its first block's width of texels again
+    /// (so a run of grain reads it without wrapping), and the rest of the row is the texture's
+    /// noise quantised.
+    func testTheTileRowsArePaddedWithTheirOwnStart() {
+        let texture = GrainTexture(grain: Preset.Grain(amount: 0.5, size: 1, clumping: 0.3, monochromatic: 0.2), seed: 3)
+        let stride = GrainTexture.tileRowStride, n = GrainTexture.texelBytes
+        XCTAssertEqual(texture.quantized.count, GrainTexture.tileSize * stride)
+        for y in [0, 1, 128, 255] {
+            let row = Array(texture.quantized[(y * stride)..<((y + 1) * stride)])
+            XCTAssertEqual(Array(row[GrainTexture.tileRowBytes...]), Array(row[0..<(GrainTexture.blockSize * n)]), "row \(y)")
+            for x in [0, 63, 64, 255] {
+                for c in 0..<3 {
+                    let v = Double(texture.noise[(y * GrainTexture.tileSize + x) * 3 + c]) * GrainTexture.quantizationScale
+                    XCTAssertEqual(Double(Int8(bitPattern: row[x * n + c])), min(max(v.rounded(), -127), 127), "(\(x), \(y)), channel \(c)")
+                }
+            }
+        }
     }
 
     /// The lane clamp (min and max written as masks) is min(max(x, −128), 127) over far more
@@ -207,7 +226,7 @@ final class GrainTests: XCTestCase {
         let (wx0, wx1) = GrainTexture.fixedBlendWeights[px.position], (wy0, wy1) = GrainTexture.fixedBlendWeights[py.position]
         func texel(_ dx: Int, _ dy: Int, _ k: Int) -> Int32 {
             let o = GrainTexture.blockOffset(seed: texture.seed, frame: frame, bx: px.block + dx, by: py.block + dy)
-            let i = (((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileSize + ((x + o.x) & GrainTexture.tileMask)) * 4
+            let i = ((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileRowStride + ((x + o.x) & GrainTexture.tileMask) * GrainTexture.texelBytes
             return Int32(Int8(bitPattern: texture.quantized[i + k]))
         }
         return (0..<3).map { k in
@@ -228,7 +247,7 @@ final class GrainTests: XCTestCase {
         for (dy, weightY) in [(0, wy.0), (1, wy.1)] {
             for (dx, weightX) in [(0, wx.0), (1, wx.1)] where weightX * weightY != 0 {
                 let o = GrainTexture.blockOffset(seed: texture.seed, frame: frame, bx: px.block + dx, by: py.block + dy)
-                let i = (((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileSize + ((x + o.x) & GrainTexture.tileMask)) * 4
+                let i = ((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileRowStride + ((x + o.x) & GrainTexture.tileMask) * GrainTexture.texelBytes
                 let texel = SIMD3((0..<3).map { Double(Int8(bitPattern: texture.quantized[i + $0])) })
                 sum += weightX * weightY * texel
             }
