@@ -7,6 +7,8 @@
 /// carries into the next.
 public struct ColorLUT: Sendable {
     public static let defaultGridSize = 33
+    /// The largest grid whose lattice indices (below n³) fit the 16-bit lanes of `ColorLUTCells`.
+    public static let maxGridSize = 40
     public let gridSize: Int
     /// Steps of a level an entry's field counts, and the fields' width.
     static let fieldScale = 32
@@ -22,7 +24,7 @@ public struct ColorLUT: Sendable {
 
     /// Samples `transform` (display-encoded 0…1 in and out) on the lattice.
     public init(gridSize: Int = defaultGridSize, transform: (SIMD3<Double>) -> SIMD3<Double>) {
-        precondition(gridSize >= 2 && gridSize <= 256, "LUT grid size out of range")
+        precondition(gridSize >= 2 && gridSize <= Self.maxGridSize, "LUT grid size out of range")
         self.gridSize = gridSize
         let n = gridSize, last = Double(n - 1)
         var entries = [UInt64](repeating: 0, count: n * n * n)
@@ -115,9 +117,12 @@ struct ColorLUTView {
 struct ColorLUTCells {
     // Read back lane by lane through raw pointers at these offsets (`weightsOffset`; the
     // layout is checked in FastPathTests).
-    var node = SIMD8<Int32>(), cornerA = SIMD8<Int32>(), cornerB = SIMD8<Int32>()
+    // Lattice indices are below n³ ≤ 40³ (`ColorLUT.maxGridSize`), so they take 16-bit lanes
+    // like the weights: half the vector work of 32-bit lanes, and SSE2 multiplies 16-bit lanes
+    // in one instruction.
+    var node = SIMD8<UInt16>(), cornerA = SIMD8<UInt16>(), cornerB = SIMD8<UInt16>()
     var w0 = SIMD8<UInt16>(), wA = SIMD8<UInt16>(), wB = SIMD8<UInt16>(), w1 = SIMD8<UInt16>()
-    static let weightsOffset = 96
+    static let weightsOffset = 48
 
     /// The cells of the next `min(count, 8)` RGB pixels at `pixels` (reading no byte past
     /// them); returns how many.
@@ -140,7 +145,7 @@ struct ColorLUTCells {
         let b = SIMD8<UInt16>(UInt16(p[2]), UInt16(p[5]), UInt16(p[8]), UInt16(p[11]), UInt16(p[14]), UInt16(p[17]), UInt16(p[20]), UInt16(p[23]))
         let n = lut.gridSize
         let (ir, fx) = Self.lattice(r, gridSize: n), (ig, fy) = Self.lattice(g, gridSize: n), (ib, fz) = Self.lattice(b, gridSize: n)
-        let ys = SIMD8<Int32>(repeating: Int32(n)), zs = ys &* ys, xs = SIMD8<Int32>(repeating: 1)
+        let ys = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: n)), zs = ys &* ys, xs = SIMD8<UInt16>(repeating: 1)
         let first = ir &+ (ig &+ ib &* ys) &* ys
         // All ones where the first fraction is the smaller (fractions are 0…256: no overflow).
         let xBelowY = (fx &- fy) &>> 15, yBelowZ = (fy &- fz) &>> 15, xBelowZ = (fx &- fz) &>> 15
@@ -149,8 +154,9 @@ struct ColorLUTCells {
         let maxXY = larger(fx, fy, aBelow: xBelowY), minXY = smaller(fx, fy, aBelow: xBelowY)
         let f1 = larger(maxXY, fz, aBelow: (maxXY &- fz) &>> 15), f3 = smaller(minXY, fz, aBelow: (minXY &- fz) &>> 15)
         let f2 = fx &+ fy &+ fz &- f1 &- f3
-        let largestX = SIMD8<Int32>(widening: ~xBelowY & ~xBelowZ), largestY = SIMD8<Int32>(widening: xBelowY & ~yBelowZ)
-        let smallestX = SIMD8<Int32>(widening: xBelowY & xBelowZ), smallestY = SIMD8<Int32>(widening: ~xBelowY & yBelowZ)
+        @inline(__always) func mask(_ m: SIMD8<Int16>) -> SIMD8<UInt16> { SIMD8<UInt16>(truncatingIfNeeded: m) }
+        let largestX = mask(~xBelowY & ~xBelowZ), largestY = mask(xBelowY & ~yBelowZ)
+        let smallestX = mask(xBelowY & xBelowZ), smallestY = mask(~xBelowY & yBelowZ)
         let alongLargest = (xs & largestX) | (ys & largestY) | (zs & ~(largestX | largestY))
         let alongSmallest = (xs & smallestX) | (ys & smallestY) | (zs & ~(smallestX | smallestY))
         node = first
@@ -166,12 +172,12 @@ struct ColorLUTCells {
     /// v · (n − 1) ≤ 65025, and the remainder × 256 + 127 ≤ 65151, so 16-bit lanes hold them,
     /// and x / 255 for x < 65280 is (x + 1 + x / 256) / 256.
     @inline(__always)
-    static func lattice(_ v: SIMD8<UInt16>, gridSize n: Int) -> (SIMD8<Int32>, SIMD8<Int16>) {
+    static func lattice(_ v: SIMD8<UInt16>, gridSize n: Int) -> (SIMD8<UInt16>, SIMD8<Int16>) {
         @inline(__always) func div255(_ x: SIMD8<UInt16>) -> SIMD8<UInt16> { (x &+ 1 &+ (x &>> 8)) &>> 8 }
         let position = v &* SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: n - 1)), i = div255(position)
         let top = (v &+ 1) &>> 8                   // 1 for level 255, in the last cell at 256
         let f = div255((position &- i &* 255) &<< 8 &+ 127) | top &<< 8
-        return (SIMD8<Int32>(widening: i &- top), SIMD8<Int16>(truncatingIfNeeded: f))
+        return (i &- top, SIMD8<Int16>(truncatingIfNeeded: f))
     }
 
     /// Lane `lane`'s colour in 8.8 fixed point (0 … 65280): its four entries, weighted, all
@@ -180,7 +186,7 @@ struct ColorLUTCells {
     mutating func value(_ lut: ColorLUTView, lane l: Int) -> (Int32, Int32, Int32) {
         withUnsafeBytes(of: &self) { raw in
             let at = raw.baseAddress!
-            let nodes = at.assumingMemoryBound(to: Int32.self), cornersA = nodes + 8, cornersB = nodes + 16
+            let nodes = at.assumingMemoryBound(to: UInt16.self), cornersA = nodes + 8, cornersB = nodes + 16
             let weights = (at + Self.weightsOffset).assumingMemoryBound(to: UInt16.self)
             let e = lut.entries, first = Int(nodes[l])
             let sum = e[first] &* UInt64(weights[l]) &+ e[Int(cornersA[l])] &* UInt64(weights[8 &+ l])

@@ -156,7 +156,7 @@ final class FastPathTests: XCTestCase {
             ("steep", { c in SIMD3(c.x * c.x, (c.y * 4).truncatingRemainder(dividingBy: 1), 1 - c.z) }),
         ]
         for (name, transform) in transforms {
-          for gridSize in [2, 9, 33] {
+          for gridSize in [2, 9, 33, ColorLUT.maxGridSize] {
             let lut = ColorLUT(gridSize: gridSize, transform: transform)
             let n = lut.gridSize, top = Double(255 * ColorLUT.fieldScale)
             func node(_ r: Int, _ g: Int, _ b: Int) -> SIMD3<Double> {
@@ -204,7 +204,7 @@ final class FastPathTests: XCTestCase {
 
     /// The vector lanes' lattice positions are `ColorLUT.base` and `fraction` (v · (n − 1) / 255
     /// split into whole and 1/256ths, rounded; the top level at 256 of the last cell) for every
-    /// level and every grid size the LUT allows.
+    /// level and every grid size up to 256 (the LUT allows up to `ColorLUT.maxGridSize`).
     func testLatticePositionsInLanesForEveryGridSize() {
         for n in 2...256 {
             for start in stride(from: 0, to: 256, by: 8) {
@@ -224,8 +224,8 @@ final class FastPathTests: XCTestCase {
     /// `ColorLUTCells.value` reads the weights back at `weightsOffset`.
     func testCellLayoutIsWhatTheLaneReadsAssume() {
         XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.node), 0)
-        XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.cornerA), 32)
-        XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.cornerB), 64)
+        XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.cornerA), 16)
+        XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.cornerB), 32)
         XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.w0), ColorLUTCells.weightsOffset)
         XCTAssertEqual(MemoryLayout<ColorLUTCells>.offset(of: \ColorLUTCells.w1), ColorLUTCells.weightsOffset + 48)
     }
