@@ -231,7 +231,8 @@ final class FastPathTests: XCTestCase {
     }
 
     /// The grain pass (indices made 16 at a time in lanes, through memory, then the table read
-    /// byte by byte) is table[level << 8 | noise] for every byte: lengths that end inside a
+    /// byte by byte, eight bytes to a 64-bit store) is table[level << 8 | noise] for every
+    /// byte, in order: lengths that end inside a
     /// group of 16 and span several of its 512-byte chunks, in place and into another buffer,
     /// over every level and noise byte.
     func testTheGrainPassIsTheDensityTableByteForByte() {
