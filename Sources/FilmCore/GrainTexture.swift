@@ -275,8 +275,16 @@ public struct GrainTexture: Sendable {
         /// after it follow contiguously (the padding of `quantized`), for up to a block's width.
         @inline(__always)
         func at(_ b: Int) -> (upper: UnsafePointer<UInt8>, lower: UnsafePointer<UInt8>) {
-            (upper + (b &+ upperOffset) % tileRowBytes, lower + (b &+ lowerOffset) % tileRowBytes)
+            (upper + Self.wrapped(b &+ upperOffset), lower + Self.wrapped(b &+ lowerOffset))
         }
+
+        /// The upper row's bytes alone (where block rows do not blend, the lower is the same).
+        @inline(__always)
+        func upperAt(_ b: Int) -> UnsafePointer<UInt8> { upper + Self.wrapped(b &+ upperOffset) }
+
+        /// `i` mod `tileRowBytes` for i ≥ 0, unsigned: no sign fix-up after the division.
+        @inline(__always)
+        static func wrapped(_ i: Int) -> Int { Int(bitPattern: UInt(bitPattern: i) % UInt(tileRowBytes)) }
     }
 
     /// Bytes 0..<count of a run mixed 16 at a time by `mix16(k)` (which does bytes k..<k + 16),
@@ -312,8 +320,8 @@ public struct GrainTexture: Sendable {
         let bandStart = (blockSize - blendBand) / 2, bandEnd = bandStart + blendBand
         // Block column bx's tile rows for this output row. Inside a row of blocks only one
         // block is read: the upper while wy1 is 0, the lower while wy0 is.
-        func column(_ bx: Int) -> BlockColumn {
-            func block(_ byBlock: Int) -> (UnsafePointer<UInt8>, Int) {
+        @inline(__always) func column(_ bx: Int) -> BlockColumn {
+            @inline(__always) func block(_ byBlock: Int) -> (UnsafePointer<UInt8>, Int) {
                 let o = blockOffset(seed: seed, frame: frame, bx: bx, by: byBlock)
                 return (tile + ((frameY &+ o.y) & tileMask) &* tileRowStride, ((o.x &+ windowX) & tileMask) &* n)
             }
@@ -326,44 +334,51 @@ public struct GrainTexture: Sendable {
         }
         let wy = (SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy0)), SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy1)))
         let wyLanes = (wy.0.lowHalf, wy.1.lowHalf)
-        // One column of blocks over bytes from..<to: a copy of its tile row inside a row of
-        // blocks, the upper and lower rows mixed between two.
-        func fill(_ c: BlockColumn, _ from: Int, _ to: Int) {
-            let (p, q) = c.at(from), o = out + from
-            guard rowsBlend else {
-                o.update(from: p, count: to &- from)
-                return
-            }
+        // Where block rows blend: one column of blocks over bytes from..<to, its upper and
+        // lower rows' bytes (from `from` on) at p and q, mixed.
+        @inline(__always) func mixRows(_ p: UnsafePointer<UInt8>, _ q: UnsafePointer<UInt8>, _ from: Int, _ to: Int) {
+            let o = out + from
             sixteens(to &- from, { k in mixSixteen(o + k, p + k, wy.0, q + k, wy.1) },
                      { k in o[k] = clampedTexel(mix(texel(p, k), wy0, texel(q, k), wy1)) })
         }
+        // A run goes from one block's centre to the next's: the left block's bytes, the band
+        // where it and the right block mix, the right block's. Each block's bytes are found
+        // once per run (a wrap of the tile row is a division) and read on contiguously: at most
+        // 40 pixels from there, within the padding of `quantized`.
         var x = 0
         var left = column(blendPosition(windowX).block)
         while x < width {
-            let bx = blendPosition(x + windowX)
-            let end = min(x + blockSize - bx.position, width)
-            let right = column(bx.block + 1) // the next run's left
+            let bx = blendPosition(x &+ windowX)
+            let end = min(x &+ blockSize &- bx.position, width)
+            let right = column(bx.block &+ 1) // the next run's left
             // The band's weights are by position past the left block's centre (in bytes here).
-            let first = (x - bx.position) * n
-            let bandFrom = min(max(first + bandStart * n, x * n), end * n), bandTo = min(max(first + bandEnd * n, x * n), end * n)
-            fill(left, x * n, bandFrom)
-            let (a, d) = left.at(bandFrom), (c, e) = right.at(bandFrom), o = out + bandFrom, w = bandFrom &- first
+            let first = (x &- bx.position) &* n, from = x &* n, to = end &* n
+            let bandFrom = min(max(first &+ bandStart &* n, from), to), bandTo = min(max(first &+ bandEnd &* n, from), to)
+            let o = out + bandFrom, w = bandFrom &- first, bandBytes = bandTo &- bandFrom
             if !rowsBlend {
-                // Inside a row of blocks (most rows): the band blends the left and right blocks only.
-                sixteens(bandTo &- bandFrom, { k in mixSixteen(o + k, a + k, lanes[2 &* (w &+ k)], c + k, lanes[2 &* (w &+ k) &+ 1]) }, { k in
+                // Inside a row of blocks (most rows): one tile row a block, and the band blends
+                // the left and right blocks only.
+                let a = left.upperAt(from), c = right.upperAt(bandFrom)
+                (out + from).update(from: a, count: bandFrom &- from)
+                let l = a + (bandFrom &- from)
+                sixteens(bandBytes, { k in mixSixteen(o + k, l + k, lanes[2 &* (w &+ k)], c + k, lanes[2 &* (w &+ k) &+ 1]) }, { k in
                     let (wx0, wx1) = weights[(w &+ k) / n]
-                    o[k] = clampedTexel(mix(texel(a, k), wx0, texel(c, k), wx1))
+                    o[k] = clampedTexel(mix(texel(l, k), wx0, texel(c, k), wx1))
                 })
+                (out + bandTo).update(from: c + bandBytes, count: to &- bandTo)
             } else {
-                sixteens(bandTo &- bandFrom, { k in
+                let (a0, d0) = left.at(from), (c, e) = right.at(bandFrom)
+                mixRows(a0, d0, from, bandFrom)
+                let a = a0 + (bandFrom &- from), d = d0 + (bandFrom &- from)
+                sixteens(bandBytes, { k in
                     mixSixteenCorner(o + k, a + k, c + k, d + k, e + k, lanes[2 &* (w &+ k)], lanes[2 &* (w &+ k) &+ 1], wyLanes)
                 }, { k in
                     let (wx0, wx1) = weights[(w &+ k) / n]
                     let top = mix(texel(a, k), wx0, texel(c, k), wx1), bottom = mix(texel(d, k), wx0, texel(e, k), wx1)
                     o[k] = clampedTexel(mix(top, wy0, bottom, wy1))
                 })
+                mixRows(c + bandBytes, e + bandBytes, bandTo, to)
             }
-            fill(right, bandTo, end * n)
             x = end
             left = right
         }
