@@ -75,12 +75,12 @@ public struct GrainTexture: Sendable {
         var noise = [Float](repeating: 0, count: n * 3)
         var quantized = [UInt8](repeating: 0, count: Self.tileSize * Self.tileRowStride)
         for i in 0..<n {
+            let (y, x) = i.quotientAndRemainder(dividingBy: Self.tileSize), at = Self.quantizedIndex(x: x, y: y)
             for c in 0..<3 {
                 let v = channels[c][i]
                 noise[i * 3 + c] = v
                 let q = min(max((Self.quantizationScale * Double(v)).rounded(), -127), 127)
-                let (y, x) = i.quotientAndRemainder(dividingBy: Self.tileSize)
-                quantized[y * Self.tileRowStride + x * Self.texelBytes + c] = UInt8(bitPattern: Int8(q))
+                quantized[at + c] = UInt8(bitPattern: Int8(q))
             }
         }
         for y in 0..<Self.tileSize { // the padding: each row's start again
@@ -164,6 +164,10 @@ public struct GrainTexture: Sendable {
     }
 
     // MARK: Reading
+
+    /// Where texel (x, y) of the tile starts in `quantized` (coordinates wrap).
+    @inline(__always)
+    static func quantizedIndex(x: Int, y: Int) -> Int { (y & tileMask) * tileRowStride + (x & tileMask) * texelBytes }
 
     /// The tile offset of block (bx, by) at a grain frame.
     @inline(__always)

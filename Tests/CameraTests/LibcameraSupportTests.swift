@@ -22,16 +22,18 @@ final class PixelConversionTests: XCTestCase {
 
     func testYUVGreyAndColourDecodeWithBT601() throws {
         // 2×2 I420: Y = 126 (mid grey, limited range), U = V = 128 → grey ≈ 128.
-        var i420: [UInt8] = [126, 126, 126, 126, 128, 128]
+        let i420: [UInt8] = [126, 126, 126, 126, 128, 128]
         var image = RGBImage(width: 2, height: 2)
-        try FrameConverter(format: .yuv420, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2)
-            .convert(UnsafeRawBufferPointer(start: &i420, count: 6), into: &image)
+        try i420.withUnsafeBytes {
+            try FrameConverter(format: .yuv420, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2).convert($0, into: &image)
+        }
         XCTAssertEqual(Int(image[1, 1].x), 128, accuracy: 1)
         XCTAssertEqual(image[1, 1].x, image[1, 1].z)
         // NV12 red: Y 81, U 90, V 240 (BT.601 limited) → about (255, 0, 0).
-        var nv12: [UInt8] = [81, 81, 81, 81, 90, 240]
-        try FrameConverter(format: .nv12, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2)
-            .convert(UnsafeRawBufferPointer(start: &nv12, count: 6), into: &image)
+        let nv12: [UInt8] = [81, 81, 81, 81, 90, 240]
+        try nv12.withUnsafeBytes {
+            try FrameConverter(format: .nv12, sourceWidth: 2, sourceHeight: 2, stride: 2, width: 2, height: 2).convert($0, into: &image)
+        }
         XCTAssertGreaterThan(image[0, 0].x, 240)
         XCTAssertLessThan(image[0, 0].y, 15)
         XCTAssertLessThan(image[0, 0].z, 15)
@@ -121,8 +123,9 @@ final class PixelConversionTests: XCTestCase {
         var src = [UInt8](repeating: 0, count: 4 * 2 * 3)
         for y in 0..<2 { for x in 1...2 { for c in 0..<3 { src[(y * 4 + x) * 3 + c] = 255 } } }
         var image = RGBImage(width: 2, height: 2)
-        try FrameConverter(format: .bgr888, sourceWidth: 4, sourceHeight: 2, stride: 12, width: 2, height: 2)
-            .convert(UnsafeRawBufferPointer(start: &src, count: src.count), into: &image)
+        try src.withUnsafeBytes {
+            try FrameConverter(format: .bgr888, sourceWidth: 4, sourceHeight: 2, stride: 12, width: 2, height: 2).convert($0, into: &image)
+        }
         XCTAssertEqual(Set(image.pixels), [255])
     }
 

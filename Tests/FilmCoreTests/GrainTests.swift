@@ -153,7 +153,7 @@ final class GrainTests: XCTestCase {
     /// period of rows, at window offsets that move the wraps about.
     func testGrainRowsAreTheTexturesNoiseQuantisedInBlocksBandsAndCorners() {
         let texture = GrainTexture(grain: Preset.Grain(amount: 0.5, size: 1, clumping: 0.3, monochromatic: 0.2), seed: 7)
-        let width = 300, scale = GrainTexture.quantizationScale
+        let width = 300
         var row = [UInt8](repeating: 0, count: width * GrainTexture.texelBytes)
         var worst = 0.0, checked = [0, 0, 0] // pixels read from one, two and four blocks
         for (windowX, windowY) in [(0, 0), (37, 21), (1001, 999)] {
@@ -226,7 +226,7 @@ final class GrainTests: XCTestCase {
         let (wx0, wx1) = GrainTexture.fixedBlendWeights[px.position], (wy0, wy1) = GrainTexture.fixedBlendWeights[py.position]
         func texel(_ dx: Int, _ dy: Int, _ k: Int) -> Int32 {
             let o = GrainTexture.blockOffset(seed: texture.seed, frame: frame, bx: px.block + dx, by: py.block + dy)
-            let i = ((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileRowStride + ((x + o.x) & GrainTexture.tileMask) * GrainTexture.texelBytes
+            let i = GrainTexture.quantizedIndex(x: x + o.x, y: y + o.y)
             return Int32(Int8(bitPattern: texture.quantized[i + k]))
         }
         return (0..<3).map { k in
@@ -247,7 +247,7 @@ final class GrainTests: XCTestCase {
         for (dy, weightY) in [(0, wy.0), (1, wy.1)] {
             for (dx, weightX) in [(0, wx.0), (1, wx.1)] where weightX * weightY != 0 {
                 let o = GrainTexture.blockOffset(seed: texture.seed, frame: frame, bx: px.block + dx, by: py.block + dy)
-                let i = ((y + o.y) & GrainTexture.tileMask) * GrainTexture.tileRowStride + ((x + o.x) & GrainTexture.tileMask) * GrainTexture.texelBytes
+                let i = GrainTexture.quantizedIndex(x: x + o.x, y: y + o.y)
                 let texel = SIMD3((0..<3).map { Double(Int8(bitPattern: texture.quantized[i + $0])) })
                 sum += weightX * weightY * texel
             }
