@@ -195,9 +195,15 @@ public final class ButtonInput: InputSource, Sendable {
                     let t = MonotonicClock.now()
                     if r == 0 && logic.nextDeadline == nil && t - idleSince > 200_000_000 {
                         let v = try lines.values()
-                        var levels: [Int: Bool] = [:]
-                        for (o, l) in zip(lines.offsets, v) { levels[o] = l }
-                        emit(logic.resync(levels: levels, at: t))
+                        // An edge from before that read is queued by now: if one is, the events
+                        // say more than the snapshot (a snapshot two encoder steps ahead of the
+                        // decoder would lose both), so they go first and the resync waits.
+                        var pending = pollfd(fd: lines.fd, events: Int16(POLLIN), revents: 0)
+                        if poll(&pending, 1, 0) == 0 {
+                            var levels: [Int: Bool] = [:]
+                            for (o, l) in zip(lines.offsets, v) { levels[o] = l }
+                            emit(logic.resync(levels: levels, at: t))
+                        }
                         idleSince = t
                     }
                 } catch {

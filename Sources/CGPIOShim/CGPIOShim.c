@@ -363,7 +363,9 @@ int CGPIOShim_request_lines(const char *descr, const char *consumer, const unsig
         if (bad) { err = neg_errno(); goto done; }
     }
     gpiod_request_config_set_consumer(rc, consumer ? consumer : "loopix");
-    gpiod_request_config_set_event_buffer_size(rc, 256);
+    /* The kernel's largest queue (16 per line x 64 lines): at 12 edges a detent with bounce, a
+     * reader the system stalls for a while still gets every edge (the default is 16 per line). */
+    gpiod_request_config_set_event_buffer_size(rc, 1024);
     r->request = gpiod_chip_request_lines(r->chip, rc, lines);
     if (!r->request) err = neg_errno();
 done:
