@@ -165,7 +165,13 @@ final class GPIOBackendTests: XCTestCase {
                     pull(s, pin, down: !level)
                     pull(s, pin, down: level)   // bounce
                     pull(s, pin, down: !level)
-                    Thread.sleep(forTimeInterval: 0.002)
+                    // 20 ms a transition (a brisk hand's turn). With both edges asked for, the
+                    // kernel's v1 line events (libgpiod 1.6) read a phase's level when their
+                    // interrupt thread runs, not at the edge; at 2 ms a transition, a thread
+                    // that a loaded emulated VM delays can run after the same phase's next
+                    // transition and report the wrong level (the likely cause of a detent
+                    // lost at that speed even with each pair's edges inside the queue).
+                    Thread.sleep(forTimeInterval: 0.02)
                 }
             }
         }
