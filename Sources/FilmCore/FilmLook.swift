@@ -292,7 +292,7 @@ public final class FilmRenderer: @unchecked Sendable {
         LightTables.encode.withUnsafeBufferPointer { encode in
         look.lightTables.scattered.withUnsafeBufferPointer { scattered in
         GrainTexture.fixedBlendWeights.withUnsafeBufferPointer { blend in
-        GrainTexture.laneBlendWeights.withUnsafeBufferPointer { lanes in
+        GrainTexture.bandWeights.withUnsafeBufferPointer { bandWeights in
         (texture?.quantized ?? []).withUnsafeBufferPointer { tile in
         (texture?.densityTable ?? []).withUnsafeBufferPointer { grainTable in
             for y in rows {
@@ -304,7 +304,7 @@ public final class FilmRenderer: @unchecked Sendable {
                 if texture != nil {
                     GrainTexture.fillRow(scratch, width: width, windowX: window.x, frameY: y + window.y, seed: seed,
                                          frame: grainFrame, tile: tile.baseAddress!, weights: blend.baseAddress!,
-                                         lanes: lanes.baseAddress!)
+                                         bandWeights: bandWeights.baseAddress!)
                 }
                 // The row's added light (halation, the date stamp), when it has any, in a pass of
                 // its own: the film sees the scene's light less what halation spreads from the

@@ -200,72 +200,98 @@ public struct GrainTexture: Sendable {
 
     /// The same weights in 1/128ths for the fast path, by position: small enough that a texel
     /// (±127) times each of two weights, summed, fits a 16-bit lane (127 × 181 < 2¹⁵).
-    static let fixedBlendWeights: [(Int32, Int32)] = (0..<blockSize).map {
+    static let fixedBlendWeights: [(Int16, Int16)] = (0..<blockSize).map {
         let w = blendWeights($0)
-        return (Int32((w.0 * 128).rounded()), Int32((w.1 * 128).rounded()))
+        return (Int16((w.0 * 128).rounded()), Int16((w.1 * 128).rounded()))
     }
 
-    /// The weights of the 16 bytes from each byte position on (byte b of a block is pixel
-    /// b / 3's; bytes past the last pixel take its weights): the first block's in [2b], the
-    /// second's in [2b + 1].
-    static let laneBlendWeights: [SIMD16<Int16>] = (0..<(blockSize * texelBytes)).flatMap { b in
-        let w = (0..<16).map { fixedBlendWeights[min((b + $0) / texelBytes, blockSize - 1)] }
-        return [SIMD16<Int16>(w.map { Int16($0.0) }), SIMD16<Int16>(w.map { Int16($0.1) })]
-    }
+    /// Bytes in a block's width of texels.
+    static let blockBytes = blockSize * texelBytes
+
+    /// `fixedBlendWeights` by byte position past a block's centre (byte b is pixel b / 3's),
+    /// planar: the first block's weights in [b], the second's in [blockBytes + b].
+    static let bandWeights: [Int16] = (0..<blockBytes).map { fixedBlendWeights[$0 / texelBytes].0 }
+        + (0..<blockBytes).map { fixedBlendWeights[$0 / texelBytes].1 }
 
     // The mixes of two texels a, b with weights wa, wb in 1/128ths: (a × wa + b × wb + 64) >> 7.
     // Texels are within ±127 and a pair of weights sums to at most 181, so a mix is within
     // ±180 and a mix of two mixes (the corners, where four blocks meet) within ±32 644: all
-    // fits 16-bit lanes. Only the final mix is clamped to the texel range; the scalar and
-    // vector paths compute the same values.
+    // fits 16-bit lanes. Only the final mix is clamped to the texel range.
+    //
+    // The mixing loops below are plain loops over bytes on purpose: LLVM vectorises each, 8
+    // or 16 bytes a step (sign-extending unpacks, 16-bit multiplies), and makes the clamp and
+    // the narrowing one saturating pack (`packsswb` on x86-64; on arm64 a saturating narrow).
+    // Written out with SIMD types, the clamp took eight mask operations a half: Swift's SIMD
+    // types have no saturating narrow. They are kept out of line: inlined, their vector
+    // bodies, tails and overlap checks crowded the row loop they sit in (grain + blend 30.5
+    // → 28.9 instructions a pixel out of line).
 
-    /// One channel's mix (not clamped: `clampedTexel` does that).
     @inline(__always)
-    static func mix(_ a: Int32, _ wa: Int32, _ b: Int32, _ wb: Int32) -> Int32 { (a &* wa &+ b &* wb &+ 64) &>> 7 }
+    static func mix(_ a: Int16, _ wa: Int16, _ b: Int16, _ wb: Int16) -> Int16 { (a &* wa &+ b &* wb &+ 64) &>> 7 }
 
     @inline(__always)
-    static func clampedTexel(_ n: Int32) -> UInt8 { UInt8(bitPattern: Int8(min(max(n, -128), 127))) }
+    static func clampedTexel(_ n: Int16) -> UInt8 { UInt8(bitPattern: Int8(truncatingIfNeeded: n > 127 ? 127 : n < -128 ? -128 : n)) }
 
     @inline(__always)
-    static func texel(_ p: UnsafePointer<UInt8>, _ k: Int) -> Int32 { Int32(Int8(bitPattern: p[k])) }
+    static func texel(_ p: UnsafePointer<UInt8>, _ k: Int) -> Int16 { Int16(Int8(bitPattern: p[k])) }
 
-    /// 16 bytes of texels (five pixels and a third) as two halves of 16-bit lanes.
+    /// `count` bytes of a tile row copied to `out`, 16 at a time (the last 16 ending at
+    /// `count`, so they may copy some twice). Inline on purpose: the runs are 72 bytes or so,
+    /// and a call to `memmove` for each, through the PLT, cost more than the copy.
     @inline(__always)
-    static func sixteenBytes(_ p: UnsafePointer<UInt8>) -> (SIMD8<Int16>, SIMD8<Int16>) {
-        let v = UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Int8>.self)
-        return (SIMD8<Int16>(widening: v.lowHalf), SIMD8<Int16>(widening: v.highHalf))
+    static func copyBytes(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, count: Int) {
+        guard count >= 16 else {
+            var k = 0
+            while k < count { out[k] = p[k]; k &+= 1 }
+            return
+        }
+        @inline(__always) func sixteen(_ k: Int) {
+            UnsafeMutableRawPointer(out + k).storeBytes(of: UnsafeRawPointer(p + k).loadUnaligned(as: SIMD16<UInt8>.self), as: SIMD16<UInt8>.self)
+        }
+        var k = 0
+        while k &+ 16 < count {
+            sixteen(k)
+            k &+= 16
+        }
+        sixteen(count &- 16)
     }
 
-    @inline(__always)
-    static func mixLanes(_ a: SIMD8<Int16>, _ wa: SIMD8<Int16>, _ b: SIMD8<Int16>, _ wb: SIMD8<Int16>) -> SIMD8<Int16> {
-        (a &* wa &+ b &* wb &+ 64) &>> 7
+    /// `count` bytes of two tile rows p, q mixed with one pair of weights (where block rows
+    /// blend), into `out`.
+    @inline(never)
+    static func mixRows(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ wp: Int16,
+                        _ q: UnsafePointer<UInt8>, _ wq: Int16, count: Int) {
+        var k = 0
+        while k < count {
+            out[k] = clampedTexel(mix(texel(p, k), wp, texel(q, k), wq))
+            k &+= 1
+        }
     }
 
-    /// Two halves of mixed lanes, clamped to the texel range, as 16 bytes into `out`.
-    @inline(__always)
-    static func storeSixteen(_ out: UnsafeMutablePointer<UInt8>, _ low: SIMD8<Int16>, _ high: SIMD8<Int16>) {
-        let v = SIMD16(lowHalf: SIMD8<Int8>(lowBytes: low.clampedToInt8), highHalf: SIMD8<Int8>(lowBytes: high.clampedToInt8))
-        UnsafeMutableRawPointer(out).storeBytes(of: v, as: SIMD16<Int8>.self)
+    /// `count` bytes of a left block's row p and a right block's q mixed with weights by byte
+    /// (`bandWeights` from the first byte's position on), into `out`.
+    @inline(never)
+    static func mixBand(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ q: UnsafePointer<UInt8>,
+                        weights wp: UnsafePointer<Int16>, _ wq: UnsafePointer<Int16>, count: Int) {
+        var k = 0
+        while k < count {
+            out[k] = clampedTexel(mix(texel(p, k), wp[k], texel(q, k), wq[k]))
+            k &+= 1
+        }
     }
 
-    /// 16 bytes of two tile rows mixed with per-lane weights, into `out`.
-    @inline(__always)
-    static func mixSixteen(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ wp: SIMD16<Int16>,
-                           _ q: UnsafePointer<UInt8>, _ wq: SIMD16<Int16>) {
-        let (p0, p1) = sixteenBytes(p), (q0, q1) = sixteenBytes(q)
-        storeSixteen(out, mixLanes(p0, wp.lowHalf, q0, wq.lowHalf), mixLanes(p1, wp.highHalf, q1, wq.highHalf))
-    }
-
-    /// 16 bytes where four blocks meet: the upper blocks' texels (a left, c right) mixed by
-    /// the per-lane weights wa, wc, the lower blocks' (d, e) likewise, then the two by wy.
-    @inline(__always)
-    static func mixSixteenCorner(_ out: UnsafeMutablePointer<UInt8>, _ a: UnsafePointer<UInt8>, _ c: UnsafePointer<UInt8>,
-                                 _ d: UnsafePointer<UInt8>, _ e: UnsafePointer<UInt8>,
-                                 _ wa: SIMD16<Int16>, _ wc: SIMD16<Int16>, _ wy: (SIMD8<Int16>, SIMD8<Int16>)) {
-        let (a0, a1) = sixteenBytes(a), (c0, c1) = sixteenBytes(c), (d0, d1) = sixteenBytes(d), (e0, e1) = sixteenBytes(e)
-        let top0 = mixLanes(a0, wa.lowHalf, c0, wc.lowHalf), top1 = mixLanes(a1, wa.highHalf, c1, wc.highHalf)
-        let bottom0 = mixLanes(d0, wa.lowHalf, e0, wc.lowHalf), bottom1 = mixLanes(d1, wa.highHalf, e1, wc.highHalf)
-        storeSixteen(out, mixLanes(top0, wy.0, bottom0, wy.1), mixLanes(top1, wy.0, bottom1, wy.1))
+    /// `count` bytes where four blocks meet: the upper blocks' rows (a left, c right) mixed by
+    /// byte like `mixBand`, the lower blocks' (d, e) likewise, then the two by wy0, wy1.
+    @inline(never)
+    static func mixCorner(_ out: UnsafeMutablePointer<UInt8>, _ a: UnsafePointer<UInt8>, _ c: UnsafePointer<UInt8>,
+                          _ d: UnsafePointer<UInt8>, _ e: UnsafePointer<UInt8>,
+                          weights wa: UnsafePointer<Int16>, _ wc: UnsafePointer<Int16>, _ wy0: Int16, _ wy1: Int16, count: Int) {
+        var k = 0
+        while k < count {
+            let top = mix(texel(a, k), wa[k], texel(c, k), wc[k]), bottom = mix(texel(d, k), wa[k], texel(e, k), wc[k])
+            out[k] = clampedTexel(mix(top, wy0, bottom, wy1))
+            k &+= 1
+        }
     }
 
     /// The tile rows a column of blocks gives one output row, with their offsets in bytes
@@ -291,32 +317,15 @@ public struct GrainTexture: Sendable {
         static func wrapped(_ i: Int) -> Int { Int(bitPattern: UInt(bitPattern: i) % UInt(tileRowBytes)) }
     }
 
-    /// Bytes 0..<count of a run mixed 16 at a time by `mix16(k)` (which does bytes k..<k + 16),
-    /// the last 16 ending at `count` (so they may redo some: the same bytes, the same values),
-    /// or one at a time by `mix1(k)` when the run is shorter than 16.
-    @inline(__always)
-    static func sixteens(_ count: Int, _ mix16: (Int) -> Void, _ mix1: (Int) -> Void) {
-        guard count >= 16 else {
-            for k in 0..<count { mix1(k) }
-            return
-        }
-        var k = 0
-        while k &+ 16 < count {
-            mix16(k)
-            k &+= 16
-        }
-        mix16(count &- 16)
-    }
-
     /// Writes one output row's grain into `out` (3 bytes a pixel, like the tile's texels):
     /// what `noise(x:y:frame:)` gives, quantised. Inside a block it copies a tile row; the
     /// 16-pixel bands between blocks (across and down) mix two tile rows, or four where blocks
-    /// meet, 16 bytes at a time in 16-bit lanes. It works on bytes throughout: output byte b
-    /// reads byte (b + offset) mod tileRowBytes of a tile row, which is pixel b / 3's texel,
-    /// channel b mod 3; each run (at most a block wide) reads its tile rows contiguously.
-    /// `weights` is `fixedBlendWeights`, `lanes` `laneBlendWeights`; `tile` is `quantized`.
+    /// meet. It works on bytes throughout: output byte b reads byte (b + offset) mod
+    /// tileRowBytes of a tile row, which is pixel b / 3's texel, channel b mod 3; each run (at
+    /// most a block wide) reads its tile rows contiguously. `weights` is `fixedBlendWeights`,
+    /// `bandWeights` `bandWeights`; `tile` is `quantized`.
     static func fillRow(_ out: UnsafeMutablePointer<UInt8>, width: Int, windowX: Int, frameY: Int, seed: UInt64, frame: UInt64,
-                        tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int32, Int32)>, lanes: UnsafePointer<SIMD16<Int16>>) {
+                        tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int16, Int16)>, bandWeights: UnsafePointer<Int16>) {
         let by = blendPosition(frameY)
         let (wy0, wy1) = weights[by.position]
         let rowsBlend = wy0 != 0 && wy1 != 0
@@ -336,15 +345,6 @@ public struct GrainTexture: Sendable {
             let (r, ro) = block(by.block + (wy1 == 0 ? 0 : 1))
             return BlockColumn(upper: r, upperOffset: ro, lower: r, lowerOffset: ro)
         }
-        let wy = (SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy0)), SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: wy1)))
-        let wyLanes = (wy.0.lowHalf, wy.1.lowHalf)
-        // Where block rows blend: one column of blocks over bytes from..<to, its upper and
-        // lower rows' bytes (from `from` on) at p and q, mixed.
-        @inline(__always) func mixRows(_ p: UnsafePointer<UInt8>, _ q: UnsafePointer<UInt8>, _ from: Int, _ to: Int) {
-            let o = out + from
-            sixteens(to &- from, { k in mixSixteen(o + k, p + k, wy.0, q + k, wy.1) },
-                     { k in o[k] = clampedTexel(mix(texel(p, k), wy0, texel(q, k), wy1)) })
-        }
         // A run goes from one block's centre to the next's: the left block's bytes, the band
         // where it and the right block mix, the right block's. Each block's bytes are found
         // once per run (a wrap of the tile row is a division) and read on contiguously: at most
@@ -358,30 +358,21 @@ public struct GrainTexture: Sendable {
             // The band's weights are by position past the left block's centre (in bytes here).
             let first = (x &- bx.position) &* n, from = x &* n, to = end &* n
             let bandFrom = min(max(first &+ bandStart &* n, from), to), bandTo = min(max(first &+ bandEnd &* n, from), to)
-            let o = out + bandFrom, w = bandFrom &- first, bandBytes = bandTo &- bandFrom
+            let o = out + bandFrom, bandBytes = bandTo &- bandFrom
+            let wl = bandWeights + (bandFrom &- first), wr = wl + blockBytes
             if !rowsBlend {
                 // Inside a row of blocks (most rows): one tile row a block, and the band blends
                 // the left and right blocks only.
                 let a = left.upperAt(from), c = right.upperAt(bandFrom)
-                (out + from).update(from: a, count: bandFrom &- from)
-                let l = a + (bandFrom &- from)
-                sixteens(bandBytes, { k in mixSixteen(o + k, l + k, lanes[2 &* (w &+ k)], c + k, lanes[2 &* (w &+ k) &+ 1]) }, { k in
-                    let (wx0, wx1) = weights[(w &+ k) / n]
-                    o[k] = clampedTexel(mix(texel(l, k), wx0, texel(c, k), wx1))
-                })
-                (out + bandTo).update(from: c + bandBytes, count: to &- bandTo)
+                copyBytes(out + from, a, count: bandFrom &- from)
+                mixBand(o, a + (bandFrom &- from), c, weights: wl, wr, count: bandBytes)
+                copyBytes(out + bandTo, c + bandBytes, count: to &- bandTo)
             } else {
-                let (a0, d0) = left.at(from), (c, e) = right.at(bandFrom)
-                mixRows(a0, d0, from, bandFrom)
-                let a = a0 + (bandFrom &- from), d = d0 + (bandFrom &- from)
-                sixteens(bandBytes, { k in
-                    mixSixteenCorner(o + k, a + k, c + k, d + k, e + k, lanes[2 &* (w &+ k)], lanes[2 &* (w &+ k) &+ 1], wyLanes)
-                }, { k in
-                    let (wx0, wx1) = weights[(w &+ k) / n]
-                    let top = mix(texel(a, k), wx0, texel(c, k), wx1), bottom = mix(texel(d, k), wx0, texel(e, k), wx1)
-                    o[k] = clampedTexel(mix(top, wy0, bottom, wy1))
-                })
-                mixRows(c + bandBytes, e + bandBytes, bandTo, to)
+                let (a, d) = left.at(from), (c, e) = right.at(bandFrom)
+                mixRows(out + from, a, wy0, d, wy1, count: bandFrom &- from)
+                let skip = bandFrom &- from
+                mixCorner(o, a + skip, c, d + skip, e, weights: wl, wr, wy0, wy1, count: bandBytes)
+                mixRows(out + bandTo, c + bandBytes, wy0, e + bandBytes, wy1, count: to &- bandTo)
             }
             x = end
             left = right

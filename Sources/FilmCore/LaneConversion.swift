@@ -4,30 +4,14 @@
 ///   between SIMD types is specialised but left a call there (its body is a 16-step loop when
 ///   the inliner looks at it), and the call costs more than the conversion;
 /// - 8 lanes of 16 bits, one SSE or NEON register: on 16 such lanes LLVM narrowed the second
-///   half byte by byte (some 40 instructions for one pack on x86-64's baseline SSE2);
-/// - clamps as arithmetic: `pointwiseMin`/`pointwiseMax` stay calls, and scalar `min`/`max`
-///   lane by lane became 16 branches.
+///   half byte by byte (some 40 instructions for one pack on x86-64's baseline SSE2).
+/// Clamps are not here: `pointwiseMin`/`pointwiseMax` stay calls and scalar `min`/`max` lane
+/// by lane became branches; a plain loop over bytes with the clamp in it, which LLVM
+/// vectorises itself, gets a saturating pack instead (see `GrainTexture.mixRows`).
 extension SIMD8 where Scalar == UInt16 {
     @inline(__always)
     init(widening v: SIMD8<UInt8>) {
         self.init(UInt16(v[0]), UInt16(v[1]), UInt16(v[2]), UInt16(v[3]), UInt16(v[4]), UInt16(v[5]), UInt16(v[6]), UInt16(v[7]))
-    }
-}
-
-extension SIMD8 where Scalar == Int16 {
-    @inline(__always)
-    init(widening v: SIMD8<Int8>) {
-        self.init(Int16(v[0]), Int16(v[1]), Int16(v[2]), Int16(v[3]), Int16(v[4]), Int16(v[5]), Int16(v[6]), Int16(v[7]))
-    }
-
-    /// Each lane clamped to −128…127, for lanes within ±16383: min(x, 127) is
-    /// x − max(x − 127, 0), max(x, −128) is x − min(x + 128, 0), each max and min a mask.
-    @inline(__always)
-    var clampedToInt8: SIMD8<Int16> {
-        let over = self &- 127
-        let belowTop = self &- (over & ~(over &>> 15))
-        let under = belowTop &+ 128
-        return belowTop &- (under & (under &>> 15))
     }
 }
 
@@ -50,14 +34,5 @@ extension SIMD8 where Scalar == UInt8 {
     init(lowBytes v: SIMD8<UInt16>) {
         self.init(UInt8(truncatingIfNeeded: v[0]), UInt8(truncatingIfNeeded: v[1]), UInt8(truncatingIfNeeded: v[2]), UInt8(truncatingIfNeeded: v[3]),
                   UInt8(truncatingIfNeeded: v[4]), UInt8(truncatingIfNeeded: v[5]), UInt8(truncatingIfNeeded: v[6]), UInt8(truncatingIfNeeded: v[7]))
-    }
-}
-
-extension SIMD8 where Scalar == Int8 {
-    /// The low byte of each lane.
-    @inline(__always)
-    init(lowBytes v: SIMD8<Int16>) {
-        self.init(Int8(truncatingIfNeeded: v[0]), Int8(truncatingIfNeeded: v[1]), Int8(truncatingIfNeeded: v[2]), Int8(truncatingIfNeeded: v[3]),
-                  Int8(truncatingIfNeeded: v[4]), Int8(truncatingIfNeeded: v[5]), Int8(truncatingIfNeeded: v[6]), Int8(truncatingIfNeeded: v[7]))
     }
 }

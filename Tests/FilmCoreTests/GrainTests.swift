@@ -160,9 +160,9 @@ final class GrainTests: XCTestCase {
             for y in windowY..<(windowY + GrainTexture.blockSize) {
                 texture.quantized.withUnsafeBufferPointer { tile in
                     GrainTexture.fixedBlendWeights.withUnsafeBufferPointer { weights in
-                        GrainTexture.laneBlendWeights.withUnsafeBufferPointer { lanes in
+                        GrainTexture.bandWeights.withUnsafeBufferPointer { bandWeights in
                             GrainTexture.fillRow(&row, width: width, windowX: windowX, frameY: y, seed: texture.seed, frame: 5,
-                                                 tile: tile.baseAddress!, weights: weights.baseAddress!, lanes: lanes.baseAddress!)
+                                                 tile: tile.baseAddress!, weights: weights.baseAddress!, bandWeights: bandWeights.baseAddress!)
                         }
                     }
                 }
@@ -209,14 +209,42 @@ final class GrainTests: XCTestCase {
         }
     }
 
-    /// The lane clamp (min and max written as masks) is min(max(x, −128), 127) over far more
-    /// than the ±180 and ±255 the mixes and blends produce.
-    func testTheLaneClampIsMinAndMax() {
-        for start in stride(from: -16383, through: 16383 - 8, by: 8) {
-            let lanes = SIMD8<Int16>((0..<8).map { Int16(start + $0) })
-            let clamped = lanes.clampedToInt8
-            for i in 0..<8 { XCTAssertEqual(clamped[i], min(max(lanes[i], -128), 127), "\(lanes[i])") }
+    /// The three mixing loops, which LLVM vectorises (16 bytes a step, then a tail), at every
+    /// length up to 70 bytes and at texels and weights that push a mix past the texel range:
+    /// each byte is the mix in 32-bit arithmetic, clamped to −128…127 (so the vector code's
+    /// saturating pack is the clamp): mixes up to ±180 and corners up to ±255 included.
+    func testTheMixLoopsAreTheClampedMixAtEveryLength() {
+        var rng = SplitMix64(seed: 11)
+        let extremes: [Int8] = [-128, -127, 127, 126, 0, 1, -1]
+        func bytes(_ n: Int) -> [UInt8] {
+            (0..<n).map { i in UInt8(bitPattern: i % 3 == 0 ? extremes[Int(rng.next() % 7)] : Int8(truncatingIfNeeded: rng.next())) }
         }
+        let full = GrainTexture.fixedBlendWeights.max { $0.0 + $0.1 < $1.0 + $1.1 }!
+        XCTAssertEqual(Int(full.0) + Int(full.1), 181, "the weights' largest sum, which mixes past ±127")
+        func expected(_ a: UInt8, _ wa: Int16, _ b: UInt8, _ wb: Int16) -> Int32 {
+            (Int32(Int8(bitPattern: a)) * Int32(wa) + Int32(Int8(bitPattern: b)) * Int32(wb) + 64) >> 7
+        }
+        func clamp(_ v: Int32) -> UInt8 { UInt8(bitPattern: Int8(min(max(v, -128), 127))) }
+        var saturated = 0
+        for count in 0...70 {
+            let a = bytes(count), c = bytes(count), d = bytes(count), e = bytes(count)
+            // Weight pairs as the bands have them (a pair sums to at most 181), the largest half the time.
+            let pairs = (0..<count).map { _ in rng.next() % 2 == 0 ? full : GrainTexture.fixedBlendWeights[Int(rng.next() % 64)] }
+            let wa = pairs.map(\.0), wc = pairs.map(\.1)
+            var rows = [UInt8](repeating: 0, count: count), band = rows, corner = rows
+            GrainTexture.mixRows(&rows, a, full.0, c, full.1, count: count)
+            GrainTexture.mixBand(&band, a, c, weights: wa, wc, count: count)
+            GrainTexture.mixCorner(&corner, a, c, d, e, weights: wa, wc, full.0, full.1, count: count)
+            for k in 0..<count {
+                let m = expected(a[k], full.0, c[k], full.1)
+                if abs(m) > 127 { saturated += 1 }
+                XCTAssertEqual(rows[k], clamp(m), "rows, byte \(k) of \(count)")
+                XCTAssertEqual(band[k], clamp(expected(a[k], wa[k], c[k], wc[k])), "band, byte \(k) of \(count)")
+                let top = expected(a[k], wa[k], c[k], wc[k]), bottom = expected(d[k], wa[k], e[k], wc[k])
+                XCTAssertEqual(corner[k], clamp((top * Int32(full.0) + bottom * Int32(full.1) + 64) >> 7), "corner, byte \(k) of \(count)")
+            }
+        }
+        XCTAssertGreaterThan(saturated, 100, "mixes beyond the texel range were checked")
     }
 
     /// The fast path's arithmetic written out for one pixel, one channel at a time: texel
@@ -224,13 +252,13 @@ final class GrainTests: XCTestCase {
     func fixedPointNoise(_ texture: GrainTexture, x: Int, y: Int, frame: UInt64) -> [UInt8] {
         let px = GrainTexture.blendPosition(x), py = GrainTexture.blendPosition(y)
         let (wx0, wx1) = GrainTexture.fixedBlendWeights[px.position], (wy0, wy1) = GrainTexture.fixedBlendWeights[py.position]
-        func texel(_ dx: Int, _ dy: Int, _ k: Int) -> Int32 {
+        func texel(_ dx: Int, _ dy: Int, _ k: Int) -> Int16 {
             let o = GrainTexture.blockOffset(seed: texture.seed, frame: frame, bx: px.block + dx, by: py.block + dy)
             let i = GrainTexture.quantizedIndex(x: x + o.x, y: y + o.y)
-            return Int32(Int8(bitPattern: texture.quantized[i + k]))
+            return Int16(Int8(bitPattern: texture.quantized[i + k]))
         }
         return (0..<3).map { k in
-            func across(_ dy: Int) -> Int32 {
+            func across(_ dy: Int) -> Int16 {
                 wx1 == 0 ? texel(0, dy, k) : wx0 == 0 ? texel(1, dy, k) : GrainTexture.mix(texel(0, dy, k), wx0, texel(1, dy, k), wx1)
             }
             let n = wy1 == 0 ? across(0) : wy0 == 0 ? across(1) : GrainTexture.mix(across(0), wy0, across(1), wy1)
