@@ -135,6 +135,9 @@ public final class FilmRenderer: @unchecked Sendable {
     private let grainRows: UnsafeMutablePointer<UInt8>
     /// Density-table indices per worker for `PixelRow.grain`, `PixelRow.grainChunk` of them.
     private let grainIndices: UnsafeMutablePointer<UInt16>
+    /// The grain row's runs per worker (`GrainTexture.planRow`), kept while its rows read the
+    /// same block rows: `GrainTexture.runCapacity(width:)` of them.
+    private let grainRuns: UnsafeMutablePointer<GrainTexture.Run>
     /// Workers a render can use (one grain row each).
     public let maximumThreads: Int
     /// Halation and the date stamp (nil when the look has neither).
@@ -175,6 +178,7 @@ public final class FilmRenderer: @unchecked Sendable {
         maximumThreads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 64))
         grainRows = .allocate(capacity: maximumThreads * width * GrainTexture.texelBytes)
         grainIndices = .allocate(capacity: maximumThreads * PixelRow.grainChunk)
+        grainRuns = .allocate(capacity: maximumThreads * GrainTexture.runCapacity(width: width))
         for i in 0..<Self.vignetteEntries {
             // The centre of each r² bin.
             let r2 = (Double(i) + 0.5) / 2048
@@ -196,6 +200,7 @@ public final class FilmRenderer: @unchecked Sendable {
         vignetteTable.deallocate()
         grainRows.deallocate()
         grainIndices.deallocate()
+        grainRuns.deallocate()
         lightRows.deallocate()
         levelRows.deallocate()
         originalRows.deallocate()
@@ -261,6 +266,7 @@ public final class FilmRenderer: @unchecked Sendable {
     func renderRows(_ rows: Range<Int>, source: UnsafePointer<UInt8>, destination: UnsafeMutablePointer<UInt8>,
                     grainFrame: UInt64, stages: RenderStages, weight w: Int32, worker: Int) {
         let scratch = grainRows + worker * width * GrainTexture.texelBytes
+        let runs = grainRuns + worker * GrainTexture.runCapacity(width: width)
         let lightScratch = lightRows + (light == nil ? 0 : worker * width)
         let light = stages.contains(.light) ? self.light : nil
         let look = self.look
@@ -295,16 +301,25 @@ public final class FilmRenderer: @unchecked Sendable {
         GrainTexture.bandWeights.withUnsafeBufferPointer { bandWeights in
         (texture?.quantized ?? []).withUnsafeBufferPointer { tile in
         (texture?.densityTable ?? []).withUnsafeBufferPointer { grainTable in
+            // The block rows the grain row was last planned for, and its runs.
+            var planned: GrainTexture.BlockRows? = nil, runCount = 0
             for y in rows {
                 let src = source + y * rowBytes
                 let dst = destination + y * rowBytes
                 let rowTerm = rowTerms[y]
                 // The row's grain first, into this worker's scratch row (mostly copies of tile
-                // rows), then the pixels.
+                // rows), then the pixels. Its runs are planned again only where the rows move to
+                // other block rows (every 16 to 48 rows).
                 if texture != nil {
-                    GrainTexture.fillRow(scratch, width: width, windowX: window.x, frameY: y + window.y, seed: seed,
-                                         frame: grainFrame, tile: tile.baseAddress!, weights: blend.baseAddress!,
-                                         bandWeights: bandWeights.baseAddress!)
+                    let frameY = y + window.y
+                    let blockRows = GrainTexture.BlockRows(frameY: frameY, weights: blend.baseAddress!)
+                    if blockRows != planned {
+                        runCount = GrainTexture.planRow(runs, width: width, windowX: window.x, rows: blockRows, seed: seed,
+                                                        frame: grainFrame)
+                        planned = blockRows
+                    }
+                    GrainTexture.fillRow(scratch, runs: runs, count: runCount, frameY: frameY, rows: blockRows,
+                                         tile: tile.baseAddress!, bandWeights: bandWeights.baseAddress!)
                 }
                 // The row's added light (halation, the date stamp), when it has any, in a pass of
                 // its own: the film sees the scene's light less what halation spreads from the
@@ -467,9 +482,9 @@ struct PixelRow {
     /// is read a byte at a time (neither SSE2 nor NEON has a gather), eight bytes gathered in a
     /// register for each store. The indices go through
     /// memory on purpose: read back, each costs one load, where taking lanes out of a register
-    /// costs two or three instructions. `levels` may be `out`. With `blend`, each chunk is
-    /// blended with the original as soon as it is written, while it is still in L1: one pass
-    /// less over the row's bytes, which at 12 MP no longer fit the cache.
+    /// costs two or three instructions. `levels` may be `out`. With `blend`, each 16 bytes
+    /// gathered are blended with the original in registers and stored once: no pass of its
+    /// own over the row's bytes (which at 12 MP no longer fit the cache), and no reload.
     static func grain(levels: UnsafePointer<UInt8>, noise: UnsafePointer<UInt8>, table: UnsafePointer<UInt8>,
                       indices: UnsafeMutablePointer<UInt16>, into out: UnsafeMutablePointer<UInt8>, count: Int,
                       blend: (original: UnsafePointer<UInt8>, keep: Int32, weight: Int32)? = nil) {
@@ -501,40 +516,76 @@ struct PixelRow {
                 return v.littleEndian
             }
             var k = 0
-            while k &+ 16 <= n {
-                UnsafeMutableRawPointer(o + k).storeBytes(of: eight(k), as: UInt64.self)
-                UnsafeMutableRawPointer(o + (k &+ 8)).storeBytes(of: eight(k &+ 8), as: UInt64.self)
-                k &+= 16
+            if let blend {
+                // The blend on the 16 bytes just gathered, still in registers: one store.
+                let mix = BlendWeights(keep: blend.keep, weight: blend.weight), original = blend.original + start
+                while k &+ 16 <= n {
+                    let look = unsafeBitCast(SIMD2<UInt64>(eight(k), eight(k &+ 8)), to: SIMD16<UInt8>.self)
+                    let a = UnsafeRawPointer(original + k).loadUnaligned(as: SIMD16<UInt8>.self)
+                    UnsafeMutableRawPointer(o + k).storeBytes(of: mix(a, look), as: SIMD16<UInt8>.self)
+                    k &+= 16
+                }
+                while k < n {
+                    o[k] = mix(original[k], table[Int(indices[k])])
+                    k &+= 1
+                }
+            } else {
+                while k &+ 16 <= n {
+                    UnsafeMutableRawPointer(o + k).storeBytes(of: eight(k), as: UInt64.self)
+                    UnsafeMutableRawPointer(o + (k &+ 8)).storeBytes(of: eight(k &+ 8), as: UInt64.self)
+                    k &+= 16
+                }
+                while k < n {
+                    o[k] = table[Int(indices[k])]
+                    k &+= 1
+                }
             }
-            while k < n {
-                o[k] = table[Int(indices[k])]
-                k &+= 1
-            }
-            if let blend { Self.blend(original: blend.original + start, into: o, count: n, keep: blend.keep, weight: blend.weight) }
             start &+= n
         }
     }
 
-    /// The blend, in a pass of its own over the row's bytes, 16 at a time in two 8-lane
-    /// halves: `look` = (original × keep + look × weight + 128) / 256, keep + weight = 256 (so
-    /// every sum fits in 16 bits). `original` must not be `look`.
+    /// The blend without the grain, in a pass of its own over the row's bytes, 16 at a time
+    /// (`BlendWeights`). `original` must not be `look`.
     static func blend(original: UnsafePointer<UInt8>, into look: UnsafeMutablePointer<UInt8>, count: Int, keep: Int32, weight: Int32) {
-        let k = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: keep))
-        let w = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: weight))
-        @inline(__always) func mix(_ a: SIMD8<UInt8>, _ b: SIMD8<UInt8>) -> SIMD8<UInt8> {
-            SIMD8<UInt8>(lowBytes: (SIMD8<UInt16>(widening: a) &* k &+ SIMD8<UInt16>(widening: b) &* w &+ 128) &>> 8)
-        }
+        let mix = BlendWeights(keep: keep, weight: weight)
         var i = 0
         while i &+ 16 <= count {
             let a = UnsafeRawPointer(original + i).loadUnaligned(as: SIMD16<UInt8>.self)
             let b = UnsafeRawPointer(look + i).loadUnaligned(as: SIMD16<UInt8>.self)
-            UnsafeMutableRawPointer(look + i).storeBytes(of: SIMD16(lowHalf: mix(a.lowHalf, b.lowHalf), highHalf: mix(a.highHalf, b.highHalf)),
-                                                         as: SIMD16<UInt8>.self)
+            UnsafeMutableRawPointer(look + i).storeBytes(of: mix(a, b), as: SIMD16<UInt8>.self)
             i &+= 16
         }
         while i < count {
-            look[i] = UInt8(truncatingIfNeeded: (Int32(original[i]) &* keep &+ Int32(look[i]) &* weight &+ 128) &>> 8)
+            look[i] = mix(original[i], look[i])
             i &+= 1
         }
+    }
+}
+
+/// The blend's weights, in 1/256ths of the original's (keep) and the look's (weight), keep +
+/// weight = 256, so that every sum fits 16 bits: (original × keep + look × weight + 128) / 256.
+struct BlendWeights {
+    let keep: Int32, weight: Int32
+    let keepLanes: SIMD8<UInt16>, weightLanes: SIMD8<UInt16>
+
+    init(keep: Int32, weight: Int32) {
+        self.keep = keep
+        self.weight = weight
+        keepLanes = SIMD8(repeating: UInt16(truncatingIfNeeded: keep))
+        weightLanes = SIMD8(repeating: UInt16(truncatingIfNeeded: weight))
+    }
+
+    @inline(__always)
+    func callAsFunction(_ original: UInt8, _ look: UInt8) -> UInt8 {
+        UInt8(truncatingIfNeeded: (Int32(original) &* keep &+ Int32(look) &* weight &+ 128) &>> 8)
+    }
+
+    /// 16 bytes, in two 8-lane halves.
+    @inline(__always)
+    func callAsFunction(_ original: SIMD16<UInt8>, _ look: SIMD16<UInt8>) -> SIMD16<UInt8> {
+        @inline(__always) func half(_ a: SIMD8<UInt8>, _ b: SIMD8<UInt8>) -> SIMD8<UInt8> {
+            SIMD8<UInt8>(lowBytes: (SIMD8<UInt16>(widening: a) &* keepLanes &+ SIMD8<UInt16>(widening: b) &* weightLanes &+ 128) &>> 8)
+        }
+        return SIMD16(lowHalf: half(original.lowHalf, look.lowHalf), highHalf: half(original.highHalf, look.highHalf))
     }
 }

@@ -218,9 +218,10 @@ public struct GrainTexture: Sendable {
     // ±180 and a mix of two mixes (the corners, where four blocks meet) within ±32 644: all
     // fits 16-bit lanes. Only the final mix is clamped to the texel range.
     //
-    // The mixing loops below are plain loops over bytes on purpose: LLVM vectorises each, 8
-    // or 16 bytes a step (sign-extending unpacks, 16-bit multiplies), and makes the clamp and
-    // the narrowing one saturating pack (`packsswb` on x86-64; on arm64 a saturating narrow).
+    // The mixing loops below are written a byte at a time on purpose (`eightAtATime`): LLVM
+    // vectorises each, 8 bytes a step (sign-extending unpacks, 16-bit multiplies), and makes
+    // the clamp and the narrowing one saturating pack (`packsswb` on x86-64; on arm64 a
+    // saturating narrow).
     // Written out with SIMD types, the clamp took eight mask operations a half: Swift's SIMD
     // types have no saturating narrow. They are kept out of line: inlined, their vector
     // bodies, tails and overlap checks crowded the row loop they sit in (grain + blend 30.5
@@ -234,6 +235,26 @@ public struct GrainTexture: Sendable {
 
     @inline(__always)
     static func texel(_ p: UnsafePointer<UInt8>, _ k: Int) -> Int16 { Int16(Int8(bitPattern: p[k])) }
+
+    /// `out[k] = byte(k)` for k in 0 ..< count, eight at a time into a vector in registers,
+    /// each stored at once, then one at a time. Written into a local vector, the eight need no
+    /// check that `out` overlaps what `byte` reads (LLVM makes that check before a plain loop
+    /// over `out`, 45 instructions a call, for runs of 48 to 72 bytes), and they vectorise.
+    /// (Sixteen at a time made `mixRows`, whose runs are 72 bytes, slower.)
+    @inline(__always)
+    static func eightAtATime(_ out: UnsafeMutablePointer<UInt8>, count: Int, _ byte: (Int) -> UInt8) {
+        var k = 0
+        while k &+ 8 <= count {
+            var eight = SIMD8<UInt8>()
+            for j in 0..<8 { eight[j] = byte(k &+ j) }
+            UnsafeMutableRawPointer(out + k).storeBytes(of: eight, as: SIMD8<UInt8>.self)
+            k &+= 8
+        }
+        while k < count {
+            out[k] = byte(k)
+            k &+= 1
+        }
+    }
 
     /// `count` bytes of a tile row copied to `out`, 16 at a time (the last 16 ending at
     /// `count`, so they may copy some twice). Inline on purpose: the runs are 72 bytes or so,
@@ -261,11 +282,7 @@ public struct GrainTexture: Sendable {
     @inline(never)
     static func mixRows(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ wp: Int16,
                         _ q: UnsafePointer<UInt8>, _ wq: Int16, count: Int) {
-        var k = 0
-        while k < count {
-            out[k] = clampedTexel(mix(texel(p, k), wp, texel(q, k), wq))
-            k &+= 1
-        }
+        eightAtATime(out, count: count) { k in clampedTexel(mix(texel(p, k), wp, texel(q, k), wq)) }
     }
 
     /// `count` bytes of a left block's row p and a right block's q mixed with weights by byte
@@ -273,11 +290,7 @@ public struct GrainTexture: Sendable {
     @inline(never)
     static func mixBand(_ out: UnsafeMutablePointer<UInt8>, _ p: UnsafePointer<UInt8>, _ q: UnsafePointer<UInt8>,
                         weights wp: UnsafePointer<Int16>, _ wq: UnsafePointer<Int16>, count: Int) {
-        var k = 0
-        while k < count {
-            out[k] = clampedTexel(mix(texel(p, k), wp[k], texel(q, k), wq[k]))
-            k &+= 1
-        }
+        eightAtATime(out, count: count) { k in clampedTexel(mix(texel(p, k), wp[k], texel(q, k), wq[k])) }
     }
 
     /// `count` bytes where four blocks meet: the upper blocks' rows (a left, c right) mixed by
@@ -286,96 +299,136 @@ public struct GrainTexture: Sendable {
     static func mixCorner(_ out: UnsafeMutablePointer<UInt8>, _ a: UnsafePointer<UInt8>, _ c: UnsafePointer<UInt8>,
                           _ d: UnsafePointer<UInt8>, _ e: UnsafePointer<UInt8>,
                           weights wa: UnsafePointer<Int16>, _ wc: UnsafePointer<Int16>, _ wy0: Int16, _ wy1: Int16, count: Int) {
-        var k = 0
-        while k < count {
+        eightAtATime(out, count: count) { k in
             let top = mix(texel(a, k), wa[k], texel(c, k), wc[k]), bottom = mix(texel(d, k), wa[k], texel(e, k), wc[k])
-            out[k] = clampedTexel(mix(top, wy0, bottom, wy1))
-            k &+= 1
+            return clampedTexel(mix(top, wy0, bottom, wy1))
         }
     }
 
-    /// The tile rows a column of blocks gives one output row, with their offsets in bytes
-    /// (0 ..< tileRowBytes): the upper and lower blocks' where block rows blend, else the one
-    /// block read, twice.
-    struct BlockColumn {
-        let upper: UnsafePointer<UInt8>, upperOffset: Int
-        let lower: UnsafePointer<UInt8>, lowerOffset: Int
+    /// The block rows an output row reads and their weights: the upper and lower where block
+    /// rows blend (both weights non-zero), else the one block row read, twice.
+    struct BlockRows: Equatable {
+        let upper: Int, lower: Int
+        let upperWeight: Int16, lowerWeight: Int16
+        var blend: Bool { upper != lower }
 
-        /// Where the upper and lower rows' bytes for output byte `b` are; the block's bytes
-        /// after it follow contiguously (the padding of `quantized`), for up to a block's width.
+        /// Output row `frameY`'s; `weights` is `fixedBlendWeights`.
         @inline(__always)
-        func at(_ b: Int) -> (upper: UnsafePointer<UInt8>, lower: UnsafePointer<UInt8>) {
-            (upper + Self.wrapped(b &+ upperOffset), lower + Self.wrapped(b &+ lowerOffset))
+        init(frameY: Int, weights: UnsafePointer<(Int16, Int16)>) {
+            let by = blendPosition(frameY)
+            (upperWeight, lowerWeight) = weights[by.position]
+            if upperWeight != 0 && lowerWeight != 0 {
+                (upper, lower) = (by.block, by.block &+ 1)
+            } else {
+                upper = by.block &+ (lowerWeight == 0 ? 0 : 1)
+                lower = upper
+            }
         }
-
-        /// The upper row's bytes alone (where block rows do not blend, the lower is the same).
-        @inline(__always)
-        func upperAt(_ b: Int) -> UnsafePointer<UInt8> { upper + Self.wrapped(b &+ upperOffset) }
-
-        /// `i` mod `tileRowBytes` for i ≥ 0, unsigned: no sign fix-up after the division.
-        @inline(__always)
-        static func wrapped(_ i: Int) -> Int { Int(bitPattern: UInt(bitPattern: i) % UInt(tileRowBytes)) }
     }
 
-    /// Writes one output row's grain into `out` (3 bytes a pixel, like the tile's texels):
-    /// what `noise(x:y:frame:)` gives, quantised. Inside a block it copies a tile row; the
-    /// 16-pixel bands between blocks (across and down) mix two tile rows, or four where blocks
-    /// meet. It works on bytes throughout: output byte b reads byte (b + offset) mod
-    /// tileRowBytes of a tile row, which is pixel b / 3's texel, channel b mod 3; each run (at
-    /// most a block wide) reads its tile rows contiguously. `weights` is `fixedBlendWeights`,
-    /// `bandWeights` `bandWeights`; `tile` is `quantized`.
-    static func fillRow(_ out: UnsafeMutablePointer<UInt8>, width: Int, windowX: Int, frameY: Int, seed: UInt64, frame: UInt64,
-                        tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int16, Int16)>, bandWeights: UnsafePointer<Int16>) {
-        let by = blendPosition(frameY)
-        let (wy0, wy1) = weights[by.position]
-        let rowsBlend = wy0 != 0 && wy1 != 0
+    /// One run of a grain row, from one block's centre to the next's: the left block's bytes
+    /// [from, bandFrom), the band where it and the right block mix [bandFrom, bandTo), the
+    /// right block's [bandTo, to) (output bytes). Where the two blocks' bytes are read from
+    /// is the same for every row of a block row, so it is worked out once for all of them: each
+    /// block's byte offset in a tile row (the left's at `from`, the right's at `bandFrom`;
+    /// from there on contiguous, within the padding of `quantized`) and its tile-row offset,
+    /// for the upper and the lower block row.
+    struct Run {
+        var from = 0, bandFrom = 0, bandTo = 0, to = 0
+        /// `bandWeights` index of the band's first byte.
+        var weights = 0
+        var leftUpperX = 0, leftUpperY = 0, leftLowerX = 0, leftLowerY = 0
+        var rightUpperX = 0, rightUpperY = 0, rightLowerX = 0, rightLowerY = 0
+    }
+
+    /// Runs a row of `width` pixels can have (blocks it meets, and one more).
+    static func runCapacity(width: Int) -> Int { width / blockSize + 2 }
+
+    /// `i` mod `tileRowBytes` for i ≥ 0, unsigned: no sign fix-up after the division.
+    @inline(__always)
+    static func wrapped(_ i: Int) -> Int { Int(bitPattern: UInt(bitPattern: i) % UInt(tileRowBytes)) }
+
+    /// The runs of every output row that reads block rows `rows` (`runCapacity(width:)` at
+    /// most), into `runs`; returns how many.
+    static func planRow(_ runs: UnsafeMutablePointer<Run>, width: Int, windowX: Int, rows: BlockRows, seed: UInt64,
+                        frame: UInt64) -> Int {
         let n = texelBytes
         let bandStart = (blockSize - blendBand) / 2, bandEnd = bandStart + blendBand
-        // Block column bx's tile rows for this output row. Inside a row of blocks only one
-        // block is read: the upper while wy1 is 0, the lower while wy0 is.
-        @inline(__always) func column(_ bx: Int) -> BlockColumn {
-            @inline(__always) func block(_ byBlock: Int) -> (UnsafePointer<UInt8>, Int) {
-                let o = blockOffset(seed: seed, frame: frame, bx: bx, by: byBlock)
-                return (tile + ((frameY &+ o.y) & tileMask) &* tileRowStride, ((o.x &+ windowX) & tileMask) &* n)
-            }
-            if rowsBlend {
-                let (u, uo) = block(by.block), (l, lo) = block(by.block + 1)
-                return BlockColumn(upper: u, upperOffset: uo, lower: l, lowerOffset: lo)
-            }
-            let (r, ro) = block(by.block + (wy1 == 0 ? 0 : 1))
-            return BlockColumn(upper: r, upperOffset: ro, lower: r, lowerOffset: ro)
+        // Block column bx's offsets: x in bytes (this window's), y in tile rows.
+        func column(_ bx: Int) -> (ux: Int, uy: Int, lx: Int, ly: Int) {
+            let u = blockOffset(seed: seed, frame: frame, bx: bx, by: rows.upper)
+            let l = rows.blend ? blockOffset(seed: seed, frame: frame, bx: bx, by: rows.lower) : u
+            return (((u.x &+ windowX) & tileMask) &* n, u.y, ((l.x &+ windowX) & tileMask) &* n, l.y)
         }
-        // A run goes from one block's centre to the next's: the left block's bytes, the band
-        // where it and the right block mix, the right block's. Each block's bytes are found
-        // once per run (a wrap of the tile row is a division) and read on contiguously: at most
-        // 40 pixels from there, within the padding of `quantized`.
-        var x = 0
+        var x = 0, count = 0
         var left = column(blendPosition(windowX).block)
         while x < width {
             let bx = blendPosition(x &+ windowX)
             let end = min(x &+ blockSize &- bx.position, width)
             let right = column(bx.block &+ 1) // the next run's left
             // The band's weights are by position past the left block's centre (in bytes here).
-            let first = (x &- bx.position) &* n, from = x &* n, to = end &* n
-            let bandFrom = min(max(first &+ bandStart &* n, from), to), bandTo = min(max(first &+ bandEnd &* n, from), to)
-            let o = out + bandFrom, bandBytes = bandTo &- bandFrom
-            let wl = bandWeights + (bandFrom &- first), wr = wl + blockBytes
-            if !rowsBlend {
-                // Inside a row of blocks (most rows): one tile row a block, and the band blends
-                // the left and right blocks only.
-                let a = left.upperAt(from), c = right.upperAt(bandFrom)
-                copyBytes(out + from, a, count: bandFrom &- from)
-                mixBand(o, a + (bandFrom &- from), c, weights: wl, wr, count: bandBytes)
-                copyBytes(out + bandTo, c + bandBytes, count: to &- bandTo)
-            } else {
-                let (a, d) = left.at(from), (c, e) = right.at(bandFrom)
-                mixRows(out + from, a, wy0, d, wy1, count: bandFrom &- from)
-                let skip = bandFrom &- from
-                mixCorner(o, a + skip, c, d + skip, e, weights: wl, wr, wy0, wy1, count: bandBytes)
-                mixRows(out + bandTo, c + bandBytes, wy0, e + bandBytes, wy1, count: to &- bandTo)
-            }
+            let first = (x &- bx.position) &* n
+            var run = Run()
+            run.from = x &* n
+            run.to = end &* n
+            run.bandFrom = min(max(first &+ bandStart &* n, run.from), run.to)
+            run.bandTo = min(max(first &+ bandEnd &* n, run.from), run.to)
+            run.weights = run.bandFrom &- first
+            run.leftUpperX = wrapped(run.from &+ left.ux)
+            run.leftLowerX = wrapped(run.from &+ left.lx)
+            run.rightUpperX = wrapped(run.bandFrom &+ right.ux)
+            run.rightLowerX = wrapped(run.bandFrom &+ right.lx)
+            (run.leftUpperY, run.leftLowerY, run.rightUpperY, run.rightLowerY) = (left.uy, left.ly, right.uy, right.ly)
+            runs[count] = run
+            count &+= 1
             x = end
             left = right
+        }
+        return count
+    }
+
+    /// Writes one output row's grain into `out` (3 bytes a pixel, like the tile's texels):
+    /// what `noise(x:y:frame:)` gives, quantised. Inside a block it copies a tile row; the
+    /// 16-pixel bands between blocks (across and down) mix two tile rows, or four where blocks
+    /// meet. It works on bytes throughout: output byte b reads byte (b + offset) mod
+    /// tileRowBytes of a tile row, which is pixel b / 3's texel, channel b mod 3. `runs` are
+    /// `planRow`'s for `rows`, the row's block rows; `tile` is `quantized`, `bandWeights`
+    /// `bandWeights`.
+    @inline(__always)
+    static func fillRow(_ out: UnsafeMutablePointer<UInt8>, runs: UnsafePointer<Run>, count: Int, frameY: Int, rows: BlockRows,
+                        tile: UnsafePointer<UInt8>, bandWeights: UnsafePointer<Int16>) {
+        @inline(__always) func bytes(_ y: Int, _ x: Int) -> UnsafePointer<UInt8> {
+            tile + (((frameY &+ y) & tileMask) &* tileRowStride &+ x)
+        }
+        let wy0 = rows.upperWeight, wy1 = rows.lowerWeight
+        for r in 0..<count {
+            let run = runs[r]
+            let skip = run.bandFrom &- run.from, bandBytes = run.bandTo &- run.bandFrom
+            let wl = bandWeights + run.weights, wr = wl + blockBytes
+            let a = bytes(run.leftUpperY, run.leftUpperX), c = bytes(run.rightUpperY, run.rightUpperX)
+            if !rows.blend {
+                // Inside a row of blocks (most rows): one tile row a block, and the band blends
+                // the left and right blocks only.
+                copyBytes(out + run.from, a, count: skip)
+                mixBand(out + run.bandFrom, a + skip, c, weights: wl, wr, count: bandBytes)
+                copyBytes(out + run.bandTo, c + bandBytes, count: run.to &- run.bandTo)
+            } else {
+                let d = bytes(run.leftLowerY, run.leftLowerX), e = bytes(run.rightLowerY, run.rightLowerX)
+                mixRows(out + run.from, a, wy0, d, wy1, count: skip)
+                mixCorner(out + run.bandFrom, a + skip, c, d + skip, e, weights: wl, wr, wy0, wy1, count: bandBytes)
+                mixRows(out + run.bandTo, c + bandBytes, wy0, e + bandBytes, wy1, count: run.to &- run.bandTo)
+            }
+        }
+    }
+
+    /// One row planned and filled (`planRow`, `fillRow`), for a caller that does not keep the
+    /// plan; `weights` is `fixedBlendWeights`.
+    static func fillRow(_ out: UnsafeMutablePointer<UInt8>, width: Int, windowX: Int, frameY: Int, seed: UInt64, frame: UInt64,
+                        tile: UnsafePointer<UInt8>, weights: UnsafePointer<(Int16, Int16)>, bandWeights: UnsafePointer<Int16>) {
+        let rows = BlockRows(frameY: frameY, weights: weights)
+        withUnsafeTemporaryAllocation(of: Run.self, capacity: runCapacity(width: width)) { runs in
+            let count = planRow(runs.baseAddress!, width: width, windowX: windowX, rows: rows, seed: seed, frame: frame)
+            fillRow(out, runs: runs.baseAddress!, count: count, frameY: frameY, rows: rows, tile: tile, bandWeights: bandWeights)
         }
     }
 

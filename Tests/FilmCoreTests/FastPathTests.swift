@@ -243,24 +243,70 @@ final class FastPathTests: XCTestCase {
             let levels = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             let noise = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             let want = (0..<count).map { table[Int(levels[$0]) << 8 | Int(noise[$0])] }
+            // With the blend, the same bytes blended with an original: (original × keep +
+            // look × weight + 128) / 256, in the gather's registers.
+            let original = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let (keep, weight): (Int32, Int32) = (77, 179)
+            let blended = (0..<count).map { UInt8((Int32(original[$0]) * keep + Int32(want[$0]) * weight + 128) >> 8) }
             for inPlace in [false, true] {
-                var out = inPlace ? levels : [UInt8](repeating: 0, count: count)
-                let source = levels
-                out.withUnsafeMutableBufferPointer { o in
-                    source.withUnsafeBufferPointer { l in
-                        noise.withUnsafeBufferPointer { g in
-                            table.withUnsafeBufferPointer { t in
-                                indices.withUnsafeMutableBufferPointer { ix in
-                                    guard let o = o.baseAddress, let g = g.baseAddress else { return } // count 0
-                                    PixelRow.grain(levels: inPlace ? UnsafePointer(o) : l.baseAddress!, noise: g, table: t.baseAddress!,
-                                                   indices: ix.baseAddress!, into: o, count: count)
+                for blend in [false, true] {
+                    var out = inPlace ? levels : [UInt8](repeating: 0, count: count)
+                    let source = levels
+                    out.withUnsafeMutableBufferPointer { o in
+                        source.withUnsafeBufferPointer { l in
+                            noise.withUnsafeBufferPointer { g in
+                                table.withUnsafeBufferPointer { t in
+                                    original.withUnsafeBufferPointer { a in
+                                        indices.withUnsafeMutableBufferPointer { ix in
+                                            guard let o = o.baseAddress, let g = g.baseAddress else { return } // count 0
+                                            PixelRow.grain(levels: inPlace ? UnsafePointer(o) : l.baseAddress!, noise: g, table: t.baseAddress!,
+                                                           indices: ix.baseAddress!, into: o, count: count,
+                                                           blend: blend ? (original: a.baseAddress!, keep: keep, weight: weight) : nil)
+                                        }
+                                    }
                                 }
                             }
                         }
                     }
+                    XCTAssertEqual(out, blend ? blended : want, "\(count) bytes, in place: \(inPlace), blended: \(blend)")
                 }
-                XCTAssertEqual(out, want, "\(count) bytes, in place: \(inPlace)")
             }
         }
+    }
+
+    /// The renderer plans a grain row's runs once for all the rows that read the same block
+    /// rows and reuses the plan: every row of a grain-only render — on two workers, in strips
+    /// that start at any row, in windows whose blocks start anywhere — is the density table
+    /// read with the grain row `GrainTexture.fillRow` makes for that row alone.
+    func testTheRenderersGrainRowsAreEachRowsOwn() {
+        let (width, height) = (150, 140)
+        let image = TestImages.random(width, height)
+        let settings = RenderSettings(intensity: 1, grainSeed: 5)
+        var checkedRows = 0
+        for window in [FrameWindow.whole(width, height), FrameWindow(frameWidth: 1000, frameHeight: 800, x: 37, y: 21),
+                       FrameWindow(frameWidth: 1000, frameHeight: 800, x: 500, y: 611)] {
+            let look = FilmLook(preset: BuiltinPresets.portra, settings: settings)
+            let renderer = FilmRenderer(look: look, width: width, height: height, window: window)
+            guard let texture = renderer.grainTexture else { return XCTFail("Portra has grain") }
+            var out = image
+            renderer.render(&out, grainFrame: 9, threads: 2, stages: [.grain])
+            var row = [UInt8](repeating: 0, count: width * 3)
+            for y in 0..<height {
+                texture.quantized.withUnsafeBufferPointer { tile in
+                    GrainTexture.fixedBlendWeights.withUnsafeBufferPointer { weights in
+                        GrainTexture.bandWeights.withUnsafeBufferPointer { bandWeights in
+                            GrainTexture.fillRow(&row, width: width, windowX: window.x, frameY: y + window.y, seed: settings.grainSeed,
+                                                 frame: 9, tile: tile.baseAddress!, weights: weights.baseAddress!,
+                                                 bandWeights: bandWeights.baseAddress!)
+                        }
+                    }
+                }
+                let at = y * width * 3
+                let want = (0..<(width * 3)).map { texture.densityTable[Int(image.pixels[at + $0]) << 8 | Int(row[$0])] }
+                XCTAssertEqual(Array(out.pixels[at..<(at + width * 3)]), want, "row \(y) of window (\(window.x), \(window.y))")
+                checkedRows += 1
+            }
+        }
+        XCTAssertEqual(checkedRows, 3 * height)
     }
 }

@@ -209,8 +209,8 @@ final class GrainTests: XCTestCase {
         }
     }
 
-    /// The three mixing loops, which LLVM vectorises (16 bytes a step, then a tail), at every
-    /// length up to 70 bytes and at texels and weights that push a mix past the texel range:
+    /// The three mixing loops, which LLVM vectorises (8 bytes a step, then a tail a byte at a
+    /// time), at every length up to 70 bytes and at texels and weights that push a mix past the texel range:
     /// each byte is the mix in 32-bit arithmetic, clamped to −128…127 (so the vector code's
     /// saturating pack is the clamp): mixes up to ±180 and corners up to ±255 included.
     func testTheMixLoopsAreTheClampedMixAtEveryLength() {
