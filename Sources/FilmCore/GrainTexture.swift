@@ -337,8 +337,19 @@ public struct GrainTexture: Sendable {
         var from = 0, bandFrom = 0, bandTo = 0, to = 0
         /// `bandWeights` index of the band's first byte.
         var weights = 0
-        var leftUpperX = 0, leftUpperY = 0, leftLowerX = 0, leftLowerY = 0
-        var rightUpperX = 0, rightUpperY = 0, rightLowerX = 0, rightLowerY = 0
+        var left = BlockSpots(), right = BlockSpots()
+    }
+
+    /// Where a block's bytes are read, in the upper and the lower block row: a byte offset in a
+    /// tile row and a tile-row offset (added to the output row's).
+    struct BlockSpots {
+        var upperX = 0, upperY = 0, lowerX = 0, lowerY = 0
+
+        /// The same block's spots `bytes` further on (wrapped within the tile row).
+        @inline(__always)
+        func advanced(by bytes: Int) -> BlockSpots {
+            BlockSpots(upperX: wrapped(upperX &+ bytes), upperY: upperY, lowerX: wrapped(lowerX &+ bytes), lowerY: lowerY)
+        }
     }
 
     /// Runs a row of `width` pixels can have (blocks it meets, and one more).
@@ -354,11 +365,11 @@ public struct GrainTexture: Sendable {
                         frame: UInt64) -> Int {
         let n = texelBytes
         let bandStart = (blockSize - blendBand) / 2, bandEnd = bandStart + blendBand
-        // Block column bx's offsets: x in bytes (this window's), y in tile rows.
-        func column(_ bx: Int) -> (ux: Int, uy: Int, lx: Int, ly: Int) {
+        // Block column bx's spots for output byte 0: x in bytes (this window's), y in tile rows.
+        func column(_ bx: Int) -> BlockSpots {
             let u = blockOffset(seed: seed, frame: frame, bx: bx, by: rows.upper)
             let l = rows.blend ? blockOffset(seed: seed, frame: frame, bx: bx, by: rows.lower) : u
-            return (((u.x &+ windowX) & tileMask) &* n, u.y, ((l.x &+ windowX) & tileMask) &* n, l.y)
+            return BlockSpots(upperX: ((u.x &+ windowX) & tileMask) &* n, upperY: u.y, lowerX: ((l.x &+ windowX) & tileMask) &* n, lowerY: l.y)
         }
         var x = 0, count = 0
         var left = column(blendPosition(windowX).block)
@@ -374,11 +385,8 @@ public struct GrainTexture: Sendable {
             run.bandFrom = min(max(first &+ bandStart &* n, run.from), run.to)
             run.bandTo = min(max(first &+ bandEnd &* n, run.from), run.to)
             run.weights = run.bandFrom &- first
-            run.leftUpperX = wrapped(run.from &+ left.ux)
-            run.leftLowerX = wrapped(run.from &+ left.lx)
-            run.rightUpperX = wrapped(run.bandFrom &+ right.ux)
-            run.rightLowerX = wrapped(run.bandFrom &+ right.lx)
-            (run.leftUpperY, run.leftLowerY, run.rightUpperY, run.rightLowerY) = (left.uy, left.ly, right.uy, right.ly)
+            run.left = left.advanced(by: run.from)
+            run.right = right.advanced(by: run.bandFrom)
             runs[count] = run
             count &+= 1
             x = end
@@ -400,12 +408,14 @@ public struct GrainTexture: Sendable {
         @inline(__always) func bytes(_ y: Int, _ x: Int) -> UnsafePointer<UInt8> {
             tile + (((frameY &+ y) & tileMask) &* tileRowStride &+ x)
         }
+        @inline(__always) func upper(_ b: BlockSpots) -> UnsafePointer<UInt8> { bytes(b.upperY, b.upperX) }
+        @inline(__always) func lower(_ b: BlockSpots) -> UnsafePointer<UInt8> { bytes(b.lowerY, b.lowerX) }
         let wy0 = rows.upperWeight, wy1 = rows.lowerWeight
         for r in 0..<count {
             let run = runs[r]
             let skip = run.bandFrom &- run.from, bandBytes = run.bandTo &- run.bandFrom
             let wl = bandWeights + run.weights, wr = wl + blockBytes
-            let a = bytes(run.leftUpperY, run.leftUpperX), c = bytes(run.rightUpperY, run.rightUpperX)
+            let a = upper(run.left), c = upper(run.right)
             if !rows.blend {
                 // Inside a row of blocks (most rows): one tile row a block, and the band blends
                 // the left and right blocks only.
@@ -413,7 +423,7 @@ public struct GrainTexture: Sendable {
                 mixBand(out + run.bandFrom, a + skip, c, weights: wl, wr, count: bandBytes)
                 copyBytes(out + run.bandTo, c + bandBytes, count: run.to &- run.bandTo)
             } else {
-                let d = bytes(run.leftLowerY, run.leftLowerX), e = bytes(run.rightLowerY, run.rightLowerX)
+                let d = lower(run.left), e = lower(run.right)
                 mixRows(out + run.from, a, wy0, d, wy1, count: skip)
                 mixCorner(out + run.bandFrom, a + skip, c, d + skip, e, weights: wl, wr, wy0, wy1, count: bandBytes)
                 mixRows(out + run.bandTo, c + bandBytes, wy0, e + bandBytes, wy1, count: run.to &- run.bandTo)
