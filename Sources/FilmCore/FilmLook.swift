@@ -496,20 +496,30 @@ struct PixelRow {
             let n = min(grainChunk, count &- start)
             let l = levels + start, g = noise + start, o = out + start
             var i = 0
-            while i &+ 16 <= n {
+            @inline(__always) func sixteenIndices(_ i: Int) {
                 let lv = UnsafeRawPointer(l + i).loadUnaligned(as: SIMD16<UInt8>.self)
                 let gv = UnsafeRawPointer(g + i).loadUnaligned(as: SIMD16<UInt8>.self)
                 let target = UnsafeMutableRawPointer(indices + i)
                 target.storeBytes(of: lanes(lv.lowHalf, gv.lowHalf), as: SIMD8<UInt16>.self)
                 target.storeBytes(of: lanes(lv.highHalf, gv.highHalf), toByteOffset: 16, as: SIMD8<UInt16>.self)
+            }
+            while i &+ 32 <= n {
+                sixteenIndices(i)
+                sixteenIndices(i &+ 16)
+                i &+= 32
+            }
+            while i &+ 16 <= n {
+                sixteenIndices(i)
                 i &+= 16
             }
             while i < n {
                 indices[i] = UInt16(l[i]) &<< 8 | UInt16(g[i])
                 i &+= 1
             }
-            // 16 lookups a step, each eight gathered into a 64-bit word in a register and
+            // 16 lookups at a time, each eight gathered into a 64-bit word in a register and
             // stored at once: with a store a byte, the stores were what the pass waited on.
+            // This loop and the indices' take two sixteens a step: half the loop branches
+            // (grain + blend 27.2 → 26.3 instructions a pixel).
             @inline(__always) func eight(_ from: Int) -> UInt64 {
                 var v: UInt64 = 0
                 for j in 0..<8 { v |= UInt64(table[Int(indices[from &+ j])]) &<< UInt64(8 &* j) }
@@ -519,10 +529,18 @@ struct PixelRow {
             if let blend {
                 // The blend on the 16 bytes just gathered, still in registers: one store.
                 let mix = BlendWeights(keep: blend.keep, weight: blend.weight), original = blend.original + start
-                while k &+ 16 <= n {
+                @inline(__always) func sixteen(_ k: Int) {
                     let look = unsafeBitCast(SIMD2<UInt64>(eight(k), eight(k &+ 8)), to: SIMD16<UInt8>.self)
                     let a = UnsafeRawPointer(original + k).loadUnaligned(as: SIMD16<UInt8>.self)
                     UnsafeMutableRawPointer(o + k).storeBytes(of: mix(a, look), as: SIMD16<UInt8>.self)
+                }
+                while k &+ 32 <= n {
+                    sixteen(k)
+                    sixteen(k &+ 16)
+                    k &+= 32
+                }
+                while k &+ 16 <= n {
+                    sixteen(k)
                     k &+= 16
                 }
                 while k < n {
@@ -530,9 +548,17 @@ struct PixelRow {
                     k &+= 1
                 }
             } else {
-                while k &+ 16 <= n {
+                @inline(__always) func sixteen(_ k: Int) {
                     UnsafeMutableRawPointer(o + k).storeBytes(of: eight(k), as: UInt64.self)
                     UnsafeMutableRawPointer(o + (k &+ 8)).storeBytes(of: eight(k &+ 8), as: UInt64.self)
+                }
+                while k &+ 32 <= n {
+                    sixteen(k)
+                    sixteen(k &+ 16)
+                    k &+= 32
+                }
+                while k &+ 16 <= n {
+                    sixteen(k)
                     k &+= 16
                 }
                 while k < n {
