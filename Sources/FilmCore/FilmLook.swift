@@ -122,9 +122,10 @@ public final class FilmRenderer: @unchecked Sendable {
     public let window: FrameWindow
     /// The grain this pixel size sees (nil without grain).
     public let grainTexture: GrainTexture?
-    /// Squared normalised radius per column and per row, in 1/2^20ths (sum ≤ 2^21).
-    private let columnTerms: UnsafeMutablePointer<Int32>
-    private let rowTerms: UnsafeMutablePointer<Int32>
+    /// Squared normalised radius per column and per row, in 1/2^20ths (sum ≤ 2^21). Unsigned,
+    /// so that the mask's index needs no sign extension in the pixel loop.
+    private let columnTerms: UnsafeMutablePointer<UInt32>
+    private let rowTerms: UnsafeMutablePointer<UInt32>
     /// Mask in 1/4096ths for squared radius index (r² × 2048), 4097 entries.
     private let vignetteTable: UnsafeMutablePointer<Int32>
     /// Some of the mask is above 1 (a negative amount lightens the corners): its products need
@@ -150,7 +151,7 @@ public final class FilmRenderer: @unchecked Sendable {
     /// One row of 8-bit levels per worker: the blend's original when the render is in place
     /// (the look's row overwrites it before the blend reads it).
     private let originalRows: UnsafeMutablePointer<UInt8>
-    static let radiusShift: Int32 = 9
+    static let radiusShift: UInt32 = 9
     private static let vignetteEntries = 4097
 
     /// A renderer for `width` × `height` buffers that are `window` of a frame (the whole
@@ -168,11 +169,11 @@ public final class FilmRenderer: @unchecked Sendable {
         rowTerms = .allocate(capacity: height)
         for x in 0..<width {
             let u = Preset.Vignette.axisCoordinate(x + window.x, window.frameWidth) * scales.x
-            columnTerms[x] = Int32((u * u * 1_048_576).rounded())
+            columnTerms[x] = UInt32((u * u * 1_048_576).rounded())
         }
         for y in 0..<height {
             let u = Preset.Vignette.axisCoordinate(y + window.y, window.frameHeight) * scales.y
-            rowTerms[y] = Int32((u * u * 1_048_576).rounded())
+            rowTerms[y] = UInt32((u * u * 1_048_576).rounded())
         }
         vignetteTable = .allocate(capacity: Self.vignetteEntries)
         maximumThreads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 64))
@@ -388,8 +389,8 @@ struct PixelRow {
     let destination: UnsafeMutablePointer<UInt8>
     let lut: ColorLUTView
     let vignetteTable: UnsafePointer<Int32>
-    let columnTerms: UnsafePointer<Int32>
-    let rowTerm: Int32
+    let columnTerms: UnsafePointer<UInt32>
+    let rowTerm: UInt32
     /// The row's grain, 3 bytes a pixel, and the density table it indexes.
     let grain: UnsafePointer<UInt8>
     let grainTable: UnsafePointer<UInt8>?
