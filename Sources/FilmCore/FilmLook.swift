@@ -504,7 +504,6 @@ struct PixelRow {
         while start < count {
             let n = min(grainChunk, count &- start)
             let l = levels + start, g = noise + start, o = out + start
-            var i = 0
             @inline(__always) func sixteenIndices(_ i: Int) {
                 let lv = UnsafeRawPointer(l + i).loadUnaligned(as: SIMD16<UInt8>.self)
                 let gv = UnsafeRawPointer(g + i).loadUnaligned(as: SIMD16<UInt8>.self)
@@ -512,29 +511,18 @@ struct PixelRow {
                 target.storeBytes(of: lanes(lv.lowHalf, gv.lowHalf), as: SIMD8<UInt16>.self)
                 target.storeBytes(of: lanes(lv.highHalf, gv.highHalf), toByteOffset: 16, as: SIMD8<UInt16>.self)
             }
-            while i &+ 32 <= n {
-                sixteenIndices(i)
-                sixteenIndices(i &+ 16)
-                i &+= 32
-            }
-            while i &+ 16 <= n {
-                sixteenIndices(i)
-                i &+= 16
-            }
+            var i = sixteens(n, sixteenIndices)
             while i < n {
                 indices[i] = UInt16(l[i]) &<< 8 | UInt16(g[i])
                 i &+= 1
             }
             // 16 lookups at a time, each eight gathered into a 64-bit word in a register and
             // stored at once: with a store a byte, the stores were what the pass waited on.
-            // This loop and the indices' take two sixteens a step: half the loop branches
-            // (grain + blend 27.2 → 26.3 instructions a pixel).
             @inline(__always) func eight(_ from: Int) -> UInt64 {
                 var v: UInt64 = 0
                 for j in 0..<8 { v |= UInt64(table[Int(indices[from &+ j])]) &<< UInt64(8 &* j) }
                 return v.littleEndian
             }
-            var k = 0
             if let blend {
                 // The blend on the 16 bytes just gathered, still in registers: one store.
                 let mix = BlendWeights(keep: blend.keep, weight: blend.weight), original = blend.original + start
@@ -543,15 +531,7 @@ struct PixelRow {
                     let a = UnsafeRawPointer(original + k).loadUnaligned(as: SIMD16<UInt8>.self)
                     UnsafeMutableRawPointer(o + k).storeBytes(of: mix(a, look), as: SIMD16<UInt8>.self)
                 }
-                while k &+ 32 <= n {
-                    sixteen(k)
-                    sixteen(k &+ 16)
-                    k &+= 32
-                }
-                while k &+ 16 <= n {
-                    sixteen(k)
-                    k &+= 16
-                }
+                var k = sixteens(n, sixteen)
                 while k < n {
                     o[k] = mix(original[k], table[Int(indices[k])])
                     k &+= 1
@@ -561,15 +541,7 @@ struct PixelRow {
                     UnsafeMutableRawPointer(o + k).storeBytes(of: eight(k), as: UInt64.self)
                     UnsafeMutableRawPointer(o + (k &+ 8)).storeBytes(of: eight(k &+ 8), as: UInt64.self)
                 }
-                while k &+ 32 <= n {
-                    sixteen(k)
-                    sixteen(k &+ 16)
-                    k &+= 32
-                }
-                while k &+ 16 <= n {
-                    sixteen(k)
-                    k &+= 16
-                }
+                var k = sixteens(n, sixteen)
                 while k < n {
                     o[k] = table[Int(indices[k])]
                     k &+= 1
@@ -577,6 +549,25 @@ struct PixelRow {
             }
             start &+= n
         }
+    }
+
+    /// `body(k)` for k = 0, 16, 32 … while k + 16 ≤ `count`, two calls a step (half the loop
+    /// branches of the grain pass's loops: grain + blend 27.2 → 26.3 instructions a pixel);
+    /// returns the first k it did not do. Pass a local `@inline(__always)` function: a
+    /// closure literal here was left out of line.
+    @inline(__always)
+    static func sixteens(_ count: Int, _ body: (Int) -> Void) -> Int {
+        var k = 0
+        while k &+ 32 <= count {
+            body(k)
+            body(k &+ 16)
+            k &+= 32
+        }
+        if k &+ 16 <= count {
+            body(k)
+            k &+= 16
+        }
+        return k
     }
 
     /// The blend without the grain, in a pass of its own over the row's bytes, 16 at a time
