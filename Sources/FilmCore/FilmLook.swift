@@ -504,6 +504,13 @@ struct PixelRow {
         while start < count {
             let n = min(grainChunk, count &- start)
             let l = levels + start, g = noise + start, o = out + start
+            // The levels' lines 2 KB ahead (see `Prefetch`): when they are the frame's own, at
+            // 12 MP they come from memory.
+            var line = 0
+            while line < n {
+                Prefetch.ahead(of: l, line)
+                line &+= 64
+            }
             @inline(__always) func sixteenIndices(_ i: Int) {
                 let lv = UnsafeRawPointer(l + i).loadUnaligned(as: SIMD16<UInt8>.self)
                 let gv = UnsafeRawPointer(g + i).loadUnaligned(as: SIMD16<UInt8>.self)
