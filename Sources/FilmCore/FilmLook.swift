@@ -473,9 +473,14 @@ struct PixelRow {
         // The grain reads the levels just written, or the film's own when no stage before it
         // is on; with the blend on, it blends each chunk it has just written (still in L1).
         if G.on {
-            Self.grain(levels: C.on || V.on ? UnsafePointer(dst) : src, noise: grain, table: table,
-                       indices: grainIndices, into: dst, count: width * 3,
-                       blend: B.on ? (original: blendIn, keep: keep, weight: weight) : nil)
+            let original = B.on ? (original: blendIn, keep: keep, weight: weight) : nil
+            if C.on || V.on {
+                Self.grain(StageOff.self, levels: UnsafePointer(dst), noise: grain, table: table, indices: grainIndices, into: dst,
+                           count: width * 3, blend: original)
+            } else {
+                Self.grain(StageOn.self, levels: src, noise: grain, table: table, indices: grainIndices, into: dst,
+                           count: width * 3, blend: original)
+            }
         } else if B.on {
             Self.blend(original: blendIn, into: dst, count: width * 3, keep: keep, weight: weight)
         }
@@ -494,7 +499,12 @@ struct PixelRow {
     /// costs two or three instructions. `levels` may be `out`. With `blend`, each 16 bytes
     /// gathered are blended with the original in registers and stored once: no pass of its
     /// own over the row's bytes (which at 12 MP no longer fit the cache), and no reload.
-    static func grain(levels: UnsafePointer<UInt8>, noise: UnsafePointer<UInt8>, table: UnsafePointer<UInt8>,
+    /// `AskAhead`: whether the pass asks for `levels` ahead of it (`Prefetch`): on for the
+    /// frame's own levels, off when a stage before has just written them (they are in L1).
+    /// A switch of the type, not a flag: the prefetch is a call SIL knows nothing of, and a
+    /// caller whose callee makes it loses some of its optimisations (in the full pipeline the
+    /// LUT loop's group of cells came to be checked for exclusive access, and 3 % slower).
+    static func grain<AskAhead: StageSwitch>(_: AskAhead.Type, levels: UnsafePointer<UInt8>, noise: UnsafePointer<UInt8>, table: UnsafePointer<UInt8>,
                       indices: UnsafeMutablePointer<UInt16>, into out: UnsafeMutablePointer<UInt8>, count: Int,
                       blend: (original: UnsafePointer<UInt8>, keep: Int32, weight: Int32)? = nil) {
         @inline(__always) func lanes(_ level: SIMD8<UInt8>, _ noise: SIMD8<UInt8>) -> SIMD8<UInt16> {
@@ -504,12 +514,14 @@ struct PixelRow {
         while start < count {
             let n = min(grainChunk, count &- start)
             let l = levels + start, g = noise + start, o = out + start
-            // The levels' lines 2 KB ahead (see `Prefetch`): when they are the frame's own, at
-            // 12 MP they come from memory.
-            var line = 0
-            while line < n {
-                Prefetch.ahead(of: l, line)
-                line &+= 64
+            // The levels' lines 2 KB ahead (see `Prefetch`): the frame's own at 12 MP come from
+            // memory.
+            if AskAhead.on {
+                var line = 0
+                while line < n {
+                    Prefetch.ahead(of: l, line)
+                    line &+= 64
+                }
             }
             @inline(__always) func sixteenIndices(_ i: Int) {
                 let lv = UnsafeRawPointer(l + i).loadUnaligned(as: SIMD16<UInt8>.self)

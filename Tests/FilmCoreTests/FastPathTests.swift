@@ -249,7 +249,7 @@ final class FastPathTests: XCTestCase {
             let (keep, weight): (Int32, Int32) = (77, 179)
             let blended = (0..<count).map { UInt8((Int32(original[$0]) * keep + Int32(want[$0]) * weight + 128) >> 8) }
             for inPlace in [false, true] {
-                for blend in [false, true] {
+                for (blend, askAhead) in [(false, false), (false, true), (true, false), (true, true)] {
                     var out = inPlace ? levels : [UInt8](repeating: 0, count: count)
                     let source = levels
                     out.withUnsafeMutableBufferPointer { o in
@@ -259,16 +259,23 @@ final class FastPathTests: XCTestCase {
                                     original.withUnsafeBufferPointer { a in
                                         indices.withUnsafeMutableBufferPointer { ix in
                                             guard let o = o.baseAddress, let g = g.baseAddress else { return } // count 0
-                                            PixelRow.grain(levels: inPlace ? UnsafePointer(o) : l.baseAddress!, noise: g, table: t.baseAddress!,
-                                                           indices: ix.baseAddress!, into: o, count: count,
-                                                           blend: blend ? (original: a.baseAddress!, keep: keep, weight: weight) : nil)
+                                            let levels = inPlace ? UnsafePointer(o) : l.baseAddress!
+                                            let mix = blend ? (original: a.baseAddress!, keep: keep, weight: weight) : nil
+                                            // Asking for the levels ahead (past the buffer's end too) or not.
+                                            if askAhead {
+                                                PixelRow.grain(StageOn.self, levels: levels, noise: g, table: t.baseAddress!,
+                                                               indices: ix.baseAddress!, into: o, count: count, blend: mix)
+                                            } else {
+                                                PixelRow.grain(StageOff.self, levels: levels, noise: g, table: t.baseAddress!,
+                                                               indices: ix.baseAddress!, into: o, count: count, blend: mix)
+                                            }
                                         }
                                     }
                                 }
                             }
                         }
                     }
-                    XCTAssertEqual(out, blend ? blended : want, "\(count) bytes, in place: \(inPlace), blended: \(blend)")
+                    XCTAssertEqual(out, blend ? blended : want, "\(count) bytes, in place: \(inPlace), blended: \(blend), asking ahead: \(askAhead)")
                 }
             }
         }
