@@ -46,10 +46,14 @@ public struct ControlSocketError: Error, Equatable, CustomStringConvertible {
 ///   others are served meanwhile);
 /// - a client whose unread replies exceed `maxPendingOutput` bytes (beyond what the kernel
 ///   buffers, which is kept small) is dropped;
+/// - a request line must arrive whole within `lineTimeout` seconds of its first byte (half a
+///   line never holds a connection);
 /// - a connection idle for `idleTimeout` seconds (nothing in progress, nothing sent) is closed;
-/// - at most `maxClients` connections: another one takes the place of the longest-idle
-///   connection that has been idle for `evictAfter` seconds, or else gets
-///   "too many connections" and is closed;
+/// - at most `maxClients` connections. When every one is taken, a new client takes the place of,
+///   in this order: the connection whose unfinished line has waited longest; the one idle the
+///   longest, once idle for `evictAfter` seconds; the one that has only been waiting longest
+///   (for `wait-saved`'s photos). Only when there is none of these does it get "too many
+///   connections" and is closed: requests that finish hold a slot, waiting and stalling do not;
 /// - a connection being closed gets `lingerSeconds` to read its last reply.
 /// Replies are sent with `MSG_NOSIGNAL`, so a client that vanishes never raises SIGPIPE.
 ///
@@ -68,6 +72,8 @@ public final class ControlServer: Sendable {
         public var maxLineLength = 4096
         public var maxInFlight = 16
         public var maxPendingOutput = 64 * 1024
+        /// Seconds from a request line's first byte to its newline.
+        public var lineTimeout: Double = 10
         /// Seconds a connection may sit with nothing in progress.
         public var idleTimeout: Double = 60
         /// A new client may push out one idle this long when every slot is taken.
@@ -233,11 +239,22 @@ final class ControlServerLoop: @unchecked Sendable {
         var closingDeadline = Deadline.never
         /// When it last sent something or had a reply written (monotonic ns).
         var lastActivity = MonotonicClock.now()
+        /// When the unfinished line in `input` began (monotonic ns); nil when there is none.
+        var lineStarted: UInt64?
 
         init(fd: Int32) { socket = FileDescriptor(owning: fd) }
         var fd: Int32 { socket.rawValue }
         var pending: Int { output.count - outputStart }
-        var idle: Bool { slots.isEmpty && pending == 0 && input.isEmpty }
+        /// Nothing asked and unanswered, nothing unsent (half a line asks nothing).
+        var idle: Bool { slots.isEmpty && pending == 0 && !hasCompleteLine }
+        /// Only waiting: every request it made is claimed and waits on events (`wait-saved`),
+        /// nothing unsent, no line to read.
+        var onlyWaiting: Bool {
+            !slots.isEmpty && pending == 0 && !hasCompleteLine && slots.allSatisfy {
+                guard case .pending(let p, _) = $0, case .waitSaved = p.request else { return false }
+                return p.isClaimed && p.reply == nil
+            }
+        }
         /// Nanoseconds since its last activity, as of `now`.
         func idleTime(at now: UInt64) -> UInt64 { now > lastActivity ? now - lastActivity : 0 }
         var hasCompleteLine: Bool { input.contains(0x0A) }
@@ -333,8 +350,17 @@ final class ControlServerLoop: @unchecked Sendable {
                     drop(c)
                     continue
                 }
+                let now = MonotonicClock.now()
+                if !c.closing, let started = c.lineStarted, now >= started + UInt64(limits.lineTimeout * 1e9) {
+                    c.input.removeAll()
+                    c.lineStarted = nil
+                    enqueue(.failure("a request line must end with a newline within \(JSONValue.format(limits.lineTimeout)) s; closing the connection"), to: c)
+                    startClosing(c)
+                    flush(c)
+                    guard clients.contains(where: { $0 === c }) else { continue }
+                }
                 if c.closing && c.slots.isEmpty && (c.pending == 0 || c.closingDeadline.hasPassed) { drop(c); continue }
-                if !c.closing && !c.eof && c.idle && c.idleTime(at: MonotonicClock.now()) >= UInt64(limits.idleTimeout * 1e9) {
+                if !c.closing && !c.eof && c.idle && c.idleTime(at: now) >= UInt64(limits.idleTimeout * 1e9) {
                     enqueue(.failure("idle for \(JSONValue.format(limits.idleTimeout)) s; closing the connection"), to: c)
                     startClosing(c)
                     flush(c)
@@ -354,6 +380,9 @@ final class ControlServerLoop: @unchecked Sendable {
         }
         if !c.closing && c.idle {
             d = min(d, Deadline(nanoseconds: c.lastActivity + UInt64(limits.idleTimeout * 1e9)))
+        }
+        if !c.closing, let started = c.lineStarted {
+            d = min(d, Deadline(nanoseconds: started + UInt64(limits.lineTimeout * 1e9)))
         }
         return d
     }
@@ -387,7 +416,7 @@ final class ControlServerLoop: @unchecked Sendable {
             // Keep the kernel's share of unread replies small, so the output limit means something.
             var size: Int32 = 16 * 1024
             setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-            if clients.count >= limits.maxClients && !evictLongestIdle() {
+            if clients.count >= limits.maxClients && !evictOne() {
                 let line = ControlReply.failure("too many connections (at most \(limits.maxClients)); try again later").jsonLine
                 _ = Array(line.utf8).withUnsafeBytes { try? UnixSocket.send(fd, $0) }
                 continue  // `client` goes out of scope: closed
@@ -396,16 +425,37 @@ final class ControlServerLoop: @unchecked Sendable {
         }
     }
 
-    /// Makes room by closing the connection idle the longest, if one has been idle long enough.
-    private func evictLongestIdle() -> Bool {
+    /// Makes room for a new client by closing one connection that holds a slot without using it:
+    /// the longest-stalled unfinished line, else the longest idle (once idle `evictAfter`
+    /// seconds), else the longest waiter. False when every connection is doing work.
+    private func evictOne() -> Bool {
         let now = MonotonicClock.now()
+        let open = clients.filter { !$0.closing && !$0.gone }
+        if let victim = open.filter({ $0.lineStarted != nil && $0.idle }).min(by: { $0.lineStarted! < $1.lineStarted! }) {
+            evict(victim, "closing a connection whose request line is unfinished: another client needs the slot")
+            return true
+        }
         let minimum = UInt64(limits.evictAfter * 1e9)
-        guard let victim = clients.filter({ !$0.closing && !$0.gone && $0.idle && $0.idleTime(at: now) >= minimum })
-            .min(by: { $0.lastActivity < $1.lastActivity }) else { return false }
-        enqueue(.failure("closing an idle connection: another client needs the slot"), to: victim)
+        if let victim = open.filter({ $0.idle && $0.idleTime(at: now) >= minimum }).min(by: { $0.lastActivity < $1.lastActivity }) {
+            evict(victim, "closing an idle connection: another client needs the slot")
+            return true
+        }
+        if let victim = open.filter(\.onlyWaiting).min(by: { $0.lastActivity < $1.lastActivity }) {
+            // Its waits are let go here; the controller's answers, when they come, go nowhere.
+            var reply = ControlReply.failure("closing a connection that was only waiting: another client needs the slot; ask again")
+            if case .pending(_, let id)? = victim.slots.first { reply.id = id }
+            evict(victim, reply)
+            return true
+        }
+        return false
+    }
+
+    private func evict(_ victim: Client, _ why: String) { evict(victim, ControlReply.failure(why)) }
+
+    private func evict(_ victim: Client, _ reply: ControlReply) {
+        enqueue(reply, to: victim)
         flush(victim)
         drop(victim)
-        return true
     }
 
     /// Reads what is there (one `recv`); end of stream sets `eof`.
@@ -444,6 +494,13 @@ final class ControlServerLoop: @unchecked Sendable {
                 c.input.removeAll()
             }
             startClosing(c)
+        }
+        // The clock of an unfinished line starts with its first byte (or when the server reads
+        // again, if it had stopped reading this client while its requests were answered).
+        if c.input.isEmpty || c.hasCompleteLine || c.inFlight >= limits.maxInFlight {
+            c.lineStarted = nil
+        } else if c.lineStarted == nil {
+            c.lineStarted = MonotonicClock.now()
         }
     }
 

@@ -33,13 +33,25 @@ public enum AtomicFile {
         let dirFD = try FileDescriptor.open(path: path, action: "open directory \(dir)") {
             Glibc.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
+        try write(inDirectory: dirFD.raw, name: name, path: path, replace: replace, body)
+    }
+
+    /// The same, inside a directory already open (`directory`, a descriptor the caller keeps):
+    /// nothing is looked up by path, so a directory swapped for a symbolic link meanwhile
+    /// changes nothing. `path` only names the file in errors.
+    public static func write(inDirectory directory: Int32, name: String, path: String, replace: Bool,
+                             _ body: (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else {
+            throw ImageFileError.invalidArgument(path: path, message: "not a file name")
+        }
+        let dir = splitPath(path).0
         // Exclusive creation; a leftover temp of the same name (a crash long ago) just means
         // another random name.
         var tmpName = ""
         var tmpFD: Int32 = -1
         for _ in 0..<16 {
             tmpName = ".\(name).\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp"
-            tmpFD = openat(dirFD.raw, tmpName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            tmpFD = openat(directory, tmpName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if tmpFD >= 0 || Glibc.errno != EEXIST { break }
         }
         if tmpFD < 0 {
@@ -48,7 +60,7 @@ public enum AtomicFile {
         var tmp: FileDescriptor? = FileDescriptor(raw: tmpFD)
         var tmpExists = true
         defer {
-            if tmpExists { unlinkat(dirFD.raw, tmpName, 0) }
+            if tmpExists { unlinkat(directory, tmpName, 0) }
         }
 
         let fd = tmpFD
@@ -63,17 +75,17 @@ public enum AtomicFile {
         }
 
         if replace {
-            if renameat(dirFD.raw, tmpName, dirFD.raw, name) != 0 {
+            if renameat(directory, tmpName, directory, name) != 0 {
                 throw ImageFileError.system(path: path, action: "rename the temporary file into place", errno: Glibc.errno)
             }
-        } else if CLoopixSys_renameNoReplace(dirFD.raw, tmpName, dirFD.raw, name) != 0 {
+        } else if CLoopixSys_renameNoReplace(directory, tmpName, directory, name) != 0 {
             let e = Glibc.errno
             if e == EEXIST { throw ImageFileError.alreadyExists(path: path) }
             guard e == EINVAL || e == ENOSYS else {
                 throw ImageFileError.system(path: path, action: "rename the temporary file into place", errno: e)
             }
             // No RENAME_NOREPLACE here: link() also refuses to replace.
-            if linkat(dirFD.raw, tmpName, dirFD.raw, name, 0) != 0 {
+            if linkat(directory, tmpName, directory, name, 0) != 0 {
                 let e = Glibc.errno
                 if e == EEXIST { throw ImageFileError.alreadyExists(path: path) }
                 throw ImageFileError.system(path: path, action: "link the temporary file into place", errno: e)
@@ -83,16 +95,22 @@ public enum AtomicFile {
             tmpExists = false
         }
         if tmpExists {
-            unlinkat(dirFD.raw, tmpName, 0)
+            unlinkat(directory, tmpName, 0)
             tmpExists = false
         }
-        if fsync(dirFD.raw) != 0 {
+        if fsync(directory) != 0 {
             throw ImageFileError.lost(path: path, errno: Glibc.errno)
         }
     }
 
     public static func write(_ bytes: [UInt8], to path: String, replace: Bool) throws {
         try write(to: path, replace: replace) { write in
+            try bytes.withUnsafeBytes { try write($0) }
+        }
+    }
+
+    public static func write(_ bytes: [UInt8], inDirectory directory: Int32, name: String, path: String, replace: Bool) throws {
+        try write(inDirectory: directory, name: name, path: path, replace: replace) { write in
             try bytes.withUnsafeBytes { try write($0) }
         }
     }

@@ -97,6 +97,17 @@ public enum ImageWriter {
         try AtomicFile.write(bytes, to: path, replace: replace)
     }
 
+    /// The same, as `name` inside an open directory (see `AtomicFile.write(inDirectory:…)`):
+    /// for writes that must not follow a path that can change under them. `path` names the
+    /// file in errors.
+    public static func write(_ image: RGBImage, inDirectory directory: Int32, name: String, path: String, format: ImageFormat,
+                             replace: Bool = false) throws {
+        var st = stat()
+        if !replace && fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { throw ImageFileError.alreadyExists(path: path) }
+        let bytes = try encode(image, format: format, metadata: nil, heic: HEICOptions(), jpegQuality: 92, path: path)
+        try AtomicFile.write(bytes, inDirectory: directory, name: name, path: path, replace: replace)
+    }
+
     /// A PNG with an alpha channel (one byte a pixel, 255 opaque), written atomically: overlays
     /// such as the booth's collage templates.
     public static func writePNG(_ image: RGBImage, alpha: [UInt8], to path: String, replace: Bool = false) throws {

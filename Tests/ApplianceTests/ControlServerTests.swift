@@ -453,4 +453,87 @@ final class ControlServerTests: XCTestCase {
         }
     }
 
+
+    /// Half a request line is closed after `lineTimeout` from its first byte, however slowly it
+    /// keeps trickling in; and when every slot is taken, such stalled lines are the first to go.
+    func testHalfALineNeverHoldsAConnection() throws {
+        let dir = try makeTempDirectory(self)
+        var limits = ControlServer.Limits()
+        limits.maxClients = 3
+        limits.evictAfter = 3600
+        limits.lineTimeout = 1
+        let server = try ControlServer(path: "\(dir)/control.sock", limits: limits, handler: Self.echo)
+        server.start()
+        defer { server.close() }
+        // Three clients that each start a line and keep adding a byte to it.
+        let stalled = try (0..<3).map { _ in try RawClient(path: server.path) }
+        for c in stalled { c.send("{\"cmd\":") }
+        Thread.sleep(forTimeInterval: 0.2)
+        // A fourth is served at once: the line that stalled first gives up its slot.
+        let visitor = try RawClient(path: server.path)
+        visitor.send("{\"cmd\":\"status\"}\n")
+        XCTAssertEqual(visitor.readLine(), "{\"ok\":true,\"cmd\":\"status\"}")
+        XCTAssertEqual(stalled[0].readLine(),
+                       "{\"ok\":false,\"error\":\"closing a connection whose request line is unfinished: another client needs the slot\"}")
+        XCTAssertTrue(stalled[0].waitForClose())
+        // The others trickle a byte every 0.2 s: still closed one second after their first byte.
+        let start = Date()
+        var closed: [String?] = [nil, nil]
+        while Date().timeIntervalSince(start) < 3 && closed.contains(where: { $0 == nil }) {
+            for (i, c) in stalled.dropFirst().enumerated() where closed[i] == nil {
+                c.send(" ")
+                if c.wait(Int16(POLLIN), milliseconds: 0) > 0 { closed[i] = c.readLine(timeout: 1) }
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2.5)
+        for line in closed {
+            XCTAssertEqual(line, "{\"ok\":false,\"error\":\"a request line must end with a newline within 1 s; closing the connection\"}")
+        }
+        // A line that is finished in time is answered as ever.
+        let slow = try RawClient(path: server.path)
+        slow.send("{\"cmd\":")
+        Thread.sleep(forTimeInterval: 0.5)
+        slow.send("\"status\"}\n")
+        XCTAssertEqual(slow.readLine(), "{\"ok\":true,\"cmd\":\"status\"}")
+    }
+
+    /// Clients waiting for photos that never come (`wait-saved`) cannot take every connection:
+    /// a new client takes the place of the one that has waited longest, which is told so.
+    func testWaitersDoNotLockOthersOut() throws {
+        let dir = try makeTempDirectory(self)
+        var limits = ControlServer.Limits()
+        limits.maxClients = 3
+        limits.evictAfter = 3600
+        let held = Locked<[PendingRequest]>([])
+        let server = try ControlServer(path: "\(dir)/control.sock", limits: limits) { pending in
+            guard pending.claim() else { return }
+            if case .waitSaved = pending.request {
+                held.withLock { $0.append(pending) }  // photos that never come
+            } else {
+                pending.answer(ControlServerTests.echo(pending.request))
+            }
+        }
+        server.start()
+        defer { server.close() }
+        let waiters = try (0..<3).map { _ in try RawClient(path: server.path) }
+        for (i, w) in waiters.enumerated() {
+            w.send("{\"cmd\":\"wait-saved\",\"id\":\(i)}\n")
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while held.withLock({ $0.count }) < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(held.withLock { $0.count }, 3)
+        for _ in 0..<2 {
+            let visitor = try RawClient(path: server.path)
+            visitor.send("{\"cmd\":\"capture\"}\n")
+            XCTAssertEqual(visitor.readLine(), "{\"ok\":true,\"cmd\":\"capture\"}")
+        }
+        // The two who waited longest were let go, with their request's id; the newest waits on.
+        for (i, w) in waiters.prefix(2).enumerated() {
+            XCTAssertEqual(w.readLine(), "{\"ok\":false,\"id\":\(i),\"error\":\"closing a connection that was only waiting: another client needs the slot; ask again\"}")
+            XCTAssertTrue(w.waitForClose())
+        }
+        XCTAssertEqual(waiters[2].wait(Int16(POLLIN), milliseconds: 200), 0)
+    }
 }
