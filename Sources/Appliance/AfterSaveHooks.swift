@@ -29,8 +29,10 @@ public struct AfterSaveSettings: Sendable, Equatable {
 
 /// Runs the after-save command for each saved photo, on a thread of its own, so the camera never
 /// waits for an upload: `saved(_:)` only queues. A hook that fails or runs out of time is one
-/// log line; the photo is saved already. Hooks run in their own process group: a time limit
-/// stops the hook and whatever it started (SIGTERM, then SIGKILL 5 s later).
+/// log line; the photo is saved already. Each hook runs under a keeper process
+/// (`CLoopixSys_spawnKept`) that everything it starts stays under, even through `setsid` or a
+/// double fork: a hook has finished when all of it has, and its time limit (or the daemon
+/// stopping, or dying) ends all of it: SIGTERM, then SIGKILL 5 s later.
 public final class AfterSaveHooks: Sendable {
     public struct Counts: Sendable, Equatable {
         public var running = 0, waiting = 0, succeeded = 0, failed = 0, skipped = 0
@@ -93,7 +95,7 @@ public final class AfterSaveHooks: Sendable {
         guard let thread else { return }
         thread.stop()
         let (running, waiting) = state.withLock { s -> (Int, Int) in
-            for child in s.children { kill(-child.pid, SIGTERM) }
+            for child in s.children { kill(child.pid, SIGTERM) }  // the keeper ends all of the hook
             return (s.children.count, s.queue.count)
         }
         if running + waiting > 0 {
@@ -161,17 +163,19 @@ public final class AfterSaveHooks: Sendable {
                 continue
             }
             if child.killAt == nil && now >= child.deadline {
-                kill(-child.pid, SIGTERM)
+                kill(child.pid, SIGTERM)  // the keeper: SIGTERM to all of the hook, SIGKILL after the grace
                 state.withLock { s in
-                    if let i = s.children.firstIndex(where: { $0.pid == child.pid }) { s.children[i].killAt = now + killGraceNs }
+                    if let i = s.children.firstIndex(where: { $0.pid == child.pid }) { s.children[i].killAt = now + killGraceNs + 2_000_000_000 }
                 }
             } else if let killAt = child.killAt, now >= killAt {
+                // A keeper that did not end its hook in time (it should never come to this).
                 kill(-child.pid, SIGKILL)
+                kill(child.pid, SIGKILL)
             }
         }
     }
 
-    /// posix_spawn through `CLoopixSys_spawn`, with the daemon's environment and `LOOPIX_PATH`.
+    /// The hook under its keeper (`CLoopixSys_spawnKept`), with the daemon's environment and `LOOPIX_PATH`.
     private static func spawn(_ arguments: [String], path: String) -> Result<pid_t, Errno> {
         var environment = ProcessInfo.processInfo.environment
         environment["LOOPIX_PATH"] = path
@@ -182,7 +186,7 @@ public final class AfterSaveHooks: Sendable {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let rc = CLoopixSys_spawn(argv, envp, &pid)
+        let rc = CLoopixSys_spawnKept(argv, envp, Int32(killGraceNs / 1_000_000), &pid)
         return rc == 0 ? .success(pid) : .failure(Errno(rc))
     }
 

@@ -200,6 +200,26 @@ public struct Config: Sendable, Equatable {
         public var idleSeconds = 15
         public var previewViewers = 2
         public init() {}
+
+        /// The gallery's address for phones (and its QR codes) is this machine's own loopback,
+        /// which no phone can reach: what to change, or nil when it is not.
+        public var loopbackWarning: String? {
+            guard enabled else { return nil }
+            if let url {
+                let host = url.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+                let name = host.hasPrefix("[") ? String(host.dropFirst().prefix { $0 != "]" }) : String(host.prefix { $0 != ":" })
+                guard Self.isLoopback(name) else { return nil }
+                return "web.url: \(url) is this camera's loopback address: no phone can open it, and the QR codes carry it; "
+                    + "give the address phones reach"
+            }
+            guard Self.isLoopback(address) else { return nil }
+            return "web.address: \(address) is this camera's loopback address: no phone can reach the gallery, and the QR codes "
+                + "carry it; listen on 0.0.0.0 (every interface) or set web.url"
+        }
+
+        static func isLoopback(_ host: String) -> Bool {
+            host == "localhost" || host == "::1" || host.hasPrefix("127.") || host.lowercased().hasPrefix("::ffff:127.")
+        }
     }
 
     public struct SnapshotSection: Sendable, Equatable {
@@ -666,6 +686,7 @@ public struct Config: Sendable, Equatable {
             w.idleSeconds = try r.integer("idleSeconds", in: 1...300) ?? w.idleSeconds
             w.previewViewers = try r.integer("previewViewers", in: 0...16) ?? w.previewViewers
             config.web = w
+            if let warning = w.loopbackWarning { config.warnings.append("\(source): \(warning)") }
         }
         try r.rejectUnknown(allowed: "board, boardsDirectory, presetsDirectory, mode, booth, gpio, imu, camera, display, storage, state, socket, license, defaults, capture, video, snapshot, web")
         return config
@@ -726,11 +747,27 @@ extension Config {
         "video.audioDevice", "video.audioChannels", "video.audioSampleRate",
     ]
 
+    /// `defaults.preset` must name a look there is (built in, or in `presetsDirectory`); nil
+    /// when it does.
+    public func presetProblem(lookIDs: [String]) -> String? {
+        guard !lookIDs.contains(defaults.preset) else { return nil }
+        return "\(source): defaults.preset: there is no look \"\(defaults.preset)\" (built in, or a preset in \(presetsDirectory))"
+    }
+
+    /// The photo and state directories must be directories (or not exist yet, under directories).
+    public func directoryProblems() -> [String] {
+        [("storage.directory", storage.directory), ("state.directory", state.directory)].compactMap { key, path in
+            Directories.problem(path).map { "\(source): \(key): \($0)" }
+        }
+    }
+
     /// What `loopixd --check-config` checks beyond the file itself, against this machine: the
     /// socket's group exists, the board file loads, the license key and file go together.
     /// One line per problem; empty when all is well.
     public func environmentProblems() -> [String] {
-        var problems: [String] = []
+        var problems = directoryProblems()
+        let looks = (try? PresetLibrary(directory: presetsDirectory))?.presets ?? BuiltinPresets.all
+        if let problem = presetProblem(lookIDs: looks.map(\.id)) { problems.append(problem) }
         if let group = socket.group, ControlServer.lookupGroup(group) == nil {
             problems.append("\(source): socket.group: there is no group \"\(group)\" on this machine (create it, or leave socket.group out)")
         }

@@ -181,8 +181,8 @@ public final class Controller {
         motion = devices.motion
         inputs = devices.inputs
         rules = StateRules(presetIDs: presets.map(\.id), lensCount: devices.camera.lenses.count)
-        do { try FileManager.default.createDirectory(atPath: config.state.directory, withIntermediateDirectories: true) } catch {
-            Log.error("\(config.state.directory): cannot create the state directory (\(error)); settings will not be kept")
+        do { try Directories.create(config.state.directory) } catch {
+            Log.error("state.directory: \(error); settings will not be kept")
         }
         settingsStore = SettingsStore(directory: config.state.directory)
         let loaded = settingsStore.load(defaults: Settings(defaults: config.defaults))
@@ -416,6 +416,11 @@ public final class Controller {
             Log.error("\(error); keeping the previous configuration")
             return
         }
+        let freshPresets = Self.loadPresets(fresh)
+        if let problem = fresh.presetProblem(lookIDs: freshPresets.map(\.id)) {
+            Log.error("\(problem); keeping the previous configuration")
+            return
+        }
         let changed = fresh.changedKeys(from: config)
         let later = changed.filter { !Config.reloadableKeys.contains($0) }
         let applied = changed.filter { Config.reloadableKeys.contains($0) }
@@ -445,7 +450,7 @@ public final class Controller {
         // The user presets are read again (a look may have been added), wherever they are now.
         next.presetsDirectory = fresh.presetsDirectory
         config = next
-        presets = Self.loadPresets(next)
+        presets = freshPresets
         rules = StateRules(presetIDs: presets.map(\.id), lensCount: supervisor.lenses.count)
         if !presets.contains(where: { $0.id == state.presetID }) {
             Log.warning("look \(state.presetID) is gone; back to \(presets.first?.id ?? "clean")")

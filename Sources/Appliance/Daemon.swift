@@ -71,6 +71,16 @@ public enum Daemon {
             return 0
         }
         for note in config.notes { Log.info(note) }
+        // The looks now, so that a default look that does not exist stops the start as any
+        // other bad key does.
+        let presets = Controller.loadPresets(config)
+        if let problem = config.presetProblem(lookIDs: presets.map(\.id)) {
+            Log.error(problem)
+            return 2
+        }
+        if let problem = Directories.problem(config.storage.directory) {
+            Log.error("\(config.source): storage.directory: \(problem); no photo can be saved until it is one")
+        }
         if configPath == nil && FileManager.default.fileExists(atPath: Config.defaultPath) { configPath = Config.defaultPath }
 
         // Camera: libcamera's cameras, unless simulating; `auto` falls back to the simulated
@@ -129,7 +139,7 @@ public enum Daemon {
                                     devices: .init(camera: camera, faults: faults, display: display, motion: motion,
                                                    inputs: inputs + makeInputs(config, display: display),
                                                    findDisplay: displayFinder(config, headless: headless), flash: flash),
-                                    handle: handle)
+                                    presets: presets, handle: handle)
         server.start()
         Log.info("control socket at \(config.socket.path); take a photo with: loopix ctl capture")
         // The web gallery: a failure to start is one error line; the camera runs without it.
@@ -398,8 +408,8 @@ final class InstanceLock {
 
     init(stateDirectory: String) throws(SystemError) {
         let path = stateDirectory + "/loopixd.lock"
-        do { try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true) } catch {
-            throw SystemError(stateDirectory, "create the state directory", Errno(EACCES))
+        do { try Directories.create(stateDirectory) } catch {
+            throw SystemError(stateDirectory, "use it as the state directory (state.directory): \(error.problem)", Errno(ENOTDIR))
         }
         do { fd = try .open(path, O_RDWR | O_CREAT, mode: 0o644) } catch { throw SystemError(path, "open the instance lock", error) }
         guard flock(fd.rawValue, LOCK_EX | LOCK_NB) == 0 else {

@@ -113,11 +113,13 @@ public final class PhotoStorage: Sendable {
             let path = Self.path(number: n, in: directory, extension: ext)
             let folder = (path as NSString).deletingLastPathComponent
             do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+                try Directories.create(folder)
+                try Directories.create(stateDirectory)
                 try AtomicFile.write(Array("\(n)\n".utf8), to: stateDirectory + "/counter", replace: true)
+            } catch let error as Directories.Failure {
+                return .failure(.unavailable("\(error)"))
             } catch {
-                return .failure(.unavailable("\(folder): \(error)"))
+                return .failure(.unavailable("\(stateDirectory)/counter: \(error)"))
             }
             s.lastNumber = n
             s.promised += bytes

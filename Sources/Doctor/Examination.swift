@@ -35,7 +35,7 @@ public struct Examination {
         }
         return board.findings + configTxtFindings(board.board, lenses: lenses) + cameraFindings(lenses, board: board.board, daemon: daemon)
             + displayFindings() + gpioFindings(board.board) + imuFindings(board.board)
-            + storageFindings(lenses) + serviceFindings(daemon) + licenseFindings()
+            + storageFindings(lenses) + serviceFindings(daemon) + webFindings() + licenseFindings()
     }
 
     // MARK: Board
@@ -285,6 +285,16 @@ public struct Examination {
 
     static func size(_ bytes: Int64) -> String {
         bytes >= 1_000_000_000 ? String(format: "%.1f GB", Double(bytes) / 1e9) : "\(bytes / 1_000_000) MB"
+    }
+
+    // MARK: Web gallery
+
+    func webFindings() -> [Finding] {
+        let w = config.web
+        guard w.enabled else { return [] }
+        if let warning = w.loopbackWarning { return [Finding(.web, .warning, warning)] }
+        let control = w.token == nil ? "read-only (no web.token)" : "control with web.token"
+        return [Finding(.web, .ok, "the gallery listens on \(w.address):\(w.port), \(control)")]
     }
 
     // MARK: Service

@@ -3,7 +3,7 @@ import StrictJSON
 /// One line of `loopix doctor`: what was found, how good that is, and what to do about it.
 public struct Finding: Sendable, Equatable {
     public enum Area: String, Sendable, CaseIterable {
-        case board, configTxt = "config.txt", camera, display, gpio, imu, storage, service, license
+        case board, configTxt = "config.txt", camera, display, gpio, imu, storage, service, web, license
     }
 
     public enum Level: String, Sendable, Comparable {

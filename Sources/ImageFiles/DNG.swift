@@ -215,12 +215,11 @@ public enum RawNegative {
             }
         }
         try check(libraw_open_file(raw, path), "opening it with libraw")
-        // libraw works on 4 × 16 bits a photosite beside the raw data and the result: about 16
-        // bytes a photosite at its peak, where the limit allows 10 a pixel.
+        // libraw works on 4 × 16 bits a photosite beside the raw data and the result.
         let width = Int(raw.pointee.sizes.iwidth), height = Int(raw.pointee.sizes.iheight)
-        guard width * height * 16 <= limit.maxPixels * 10 else {
+        guard width * height <= limit.maxRawPhotosites else {
             throw ImageFileError.raw(path: path, action: "checking its size",
-                                     message: "\(width)×\(height) photosites exceed the limit of \(limit) \(limit.origin) (a raw develop needs 16 bytes a photosite to the 10 a pixel the limit allows)")
+                                     message: "\(width)×\(height) photosites exceed the limit of \(PixelLimit(maxPixels: limit.maxRawPhotosites, origin: "")) \(limit.origin) (a raw develop needs \(PixelLimit.rawBytesPerPhotosite) bytes a photosite to a photo's \(PixelLimit.bytesPerPixel) a pixel)")
         }
         raw.pointee.params.use_camera_wb = 1
         raw.pointee.params.use_camera_matrix = 1

@@ -29,20 +29,38 @@ public struct PixelLimit: Sendable, Equatable, CustomStringConvertible {
 
     /// No image above this, whatever the memory: larger than any camera's frame.
     public static let cap = 200_000_000
-    /// A develop holds up to about 10 bytes per pixel at its peak (a HEIC input decoded by
-    /// libheif, a progressive JPEG's coefficients, a PNG being written: ~6–9, plus the file)
-    /// and may take half the memory: the other half is the system's and the daemon's.
-    static let bytesPerPixel = 10
 
-    /// Half of this machine's memory (physical RAM, or the cgroup's limit if lower, as
-    /// under a systemd `MemoryMax=`) at 10 bytes per pixel, at most 200 MP: about 21 MP on a
-    /// 512 MB Pi Zero 2 W, about 100 MP on a 2 GB Pi, the cap from about 4 GB on.
-    public static let forThisMachine = PixelLimit(maxPixels: pixels(forMemory: machineMemory()),
-                                                  origin: "for this machine's memory")
+    /// What a develop costs, measured (release build, peak RSS by `/usr/bin/time`, JPEG, PNG and
+    /// HEIC inputs of 12 and 48 MP developed to HEIC: 122–130 and 329–338 MiB; a 12.3 MP DNG
+    /// with --same: 240 MiB), rounded up: a fixed part (the program, the looks, x265) and a part
+    /// per pixel (the decoded photo, the graded one, the encoder's planes).
+    static let fixedBytes = 56 << 20
+    static let bytesPerPixel = 7
+    /// A raw develop holds libraw's working image too: 4 × 16 bits a photosite beside the raw
+    /// data and the result.
+    static let rawBytesPerPhotosite = 16
 
-    static func pixels(forMemory bytes: Int) -> Int {
-        min(cap, bytes / 2 / bytesPerPixel)
+    /// The memory a develop may use: 256 MiB (the camera's own 12 MP negative needs 240; a
+    /// 12 MP photo 125), or half of this machine's memory where that is less (the other half
+    /// is the system's and the daemon's).
+    public static let developBudget = 256 << 20
+
+    /// The pixels a develop holds within `budget` bytes, at most `cap`.
+    public static func pixels(forBudget budget: Int) -> Int {
+        min(cap, max(1, (budget - fixedBytes) / bytesPerPixel))
     }
+
+    /// The budget on a machine with `bytes` of memory.
+    static func budget(forMemory bytes: Int) -> Int { min(developBudget, bytes / 2) }
+
+    /// What this machine's develop budget holds: 30 MP (13.1 MP of raw photosites) with 512 MB
+    /// or more, about 23 MP (10.2 MP raw) on a 512 MB Pi Zero 2 W, which has half of its
+    /// 425 MB to give.
+    public static let forThisMachine = PixelLimit(maxPixels: pixels(forBudget: budget(forMemory: machineMemory())),
+                                                  origin: "for the \(budget(forMemory: machineMemory()) >> 20) MB a develop may use here")
+
+    /// The photosites of a raw negative that fit where this limit allows `maxPixels` pixels.
+    public var maxRawPhotosites: Int { maxPixels / Self.rawBytesPerPhotosite * Self.bytesPerPixel }
 
     /// Physical memory in bytes, lowered to the cgroup's limit when one is set.
     static func machineMemory() -> Int { Int(SystemMemory.limitBytes()) }

@@ -27,8 +27,9 @@ public enum DevelopCommand {
           --x265-preset NAME HEIC encoder speed: ultrafast … placebo (default: ultrafast)
           --presets-dir DIR  user presets (default: $LOOPIX_PRESETS or ~/.config/loopix/presets)
           --threads N        render threads (default: all cores)
-          --max-megapixels N refuse inputs of more than N million pixels (default: what half
-                             this machine's memory holds, at most 200; here \(PixelLimit.forThisMachine))
+          --max-megapixels N refuse inputs of more than N million pixels (default: what the
+                             256 MB a develop may use holds, or half this machine's memory where
+                             that is less: here \(PixelLimit.forThisMachine))
           --same             develop each Loopix DNG as the camera did: its look, intensity,
                              grain and date stamp, from the recipe in its metadata
       --date-stamp FORMAT  imprint the capture date (EXIF DateTimeOriginal, else the file's

@@ -126,8 +126,8 @@ public struct JSONFields<Failure: Error> {
     public static func integer(_ v: JSONValue, in range: ClosedRange<Int>, at path: String,
                                fail: (String, String) -> Failure) throws(Failure) -> Int {
         guard case .number(let x) = v else { throw fail(path, "must be a whole number, not \(v.kind)") }
-        guard let n = v.integer else { throw fail(path, "\(JSONValue.format(x)) must be a whole number") }
-        guard range.contains(n) else { throw fail(path, "\(n) is out of range (allowed \(range.lowerBound)…\(range.upperBound))") }
+        guard x == x.rounded() else { throw fail(path, "\(JSONValue.format(x)) must be a whole number") }
+        guard let n = v.integer, range.contains(n) else { throw fail(path, "\(JSONValue.format(x)) is out of range (allowed \(range.lowerBound)…\(range.upperBound))") }
         return n
     }
 

@@ -21,8 +21,10 @@ public protocol ControlGateway: Sendable {
 /// | `/jpeg/100LOOPX/LPX_0001.HEIC` | the photo as a JPEG, made once and cached |
 /// | `/thumb/100LOOPX/LPX_0001.HEIC` | a thumbnail (photos and clips) |
 /// | `/live.mjpg` | the graded preview as MJPEG |
-/// | `GET /api/status` | the camera's status (JSON) |
+/// | `GET /api/status` | the camera's status (JSON); without the token, files by their gallery names only |
 /// | `POST /api` | a control request, as on the socket; needs `Authorization: Bearer <token>` |
+///
+/// Wrong tokens are slowed down per address (`TokenGuard`).
 public final class Gallery: Sendable {
     public static let pageSize = 24
     public let library: MediaLibrary
@@ -32,9 +34,11 @@ public final class Gallery: Sendable {
     private let control: ControlGateway?
     private let live: LiveFrames?
     private let title: String
+    public let tokenGuard: TokenGuard
 
     public init(library: MediaLibrary, cache: PhotoCache, token: String?, control: ControlGateway?, live: LiveFrames?,
-                title: String = "Loopix") {
+                title: String = "Loopix", tokenGuard: TokenGuard = TokenGuard()) {
+        self.tokenGuard = tokenGuard
         self.library = library
         self.cache = cache
         self.token = token.map { Array($0.utf8) }
@@ -51,7 +55,8 @@ public final class Gallery: Sendable {
         case ("GET", "/live.mjpg"):
             return liveStream()
         case ("GET", "/api/status"):
-            return api(.status)
+            // Where files live on the camera is for whoever holds the token.
+            return api(.status, redact: authorized(request) != .yes)
         case ("POST", "/api"):
             return remote(request)
         case ("GET", _), ("HEAD", _):
@@ -138,18 +143,64 @@ public final class Gallery: Sendable {
 
     // MARK: API
 
-    private func api(_ request: ControlRequest) -> HTTPResponse {
+    private func api(_ request: ControlRequest, redact: Bool = false) -> HTTPResponse {
         guard let control else { return .text(404, "no camera to control") }
-        let reply = control.perform(request)
+        var reply = control.perform(request)
+        if redact { reply.fields = reply.fields.compactMapValues(Self.withoutPaths) }
         let status = reply.ok ? 200 : (reply.error?.lowercased().hasPrefix("busy") == true ? 503 : 400)
         return HTTPResponse(status: status, contentType: "application/json", headers: [("Cache-Control", "no-store")],
                             body: .bytes(Array(reply.jsonLine.utf8)))
     }
 
-    private func remote(_ request: HTTPRequest) -> HTTPResponse {
-        guard let token else { return .text(403, "read-only: no web.token is configured") }
-        let given = request.headers["Authorization"].flatMap { $0.hasPrefix("Bearer ") ? Array($0.dropFirst(7).utf8) : nil } ?? []
+    /// A value with every absolute path in it made a gallery name ("100LOOPX/LPX_0001.HEIC")
+    /// where it names a photo or clip, and left out where it does not.
+    static func withoutPaths(_ value: JSONValue) -> JSONValue? {
+        switch value {
+        case .string(let s) where s.hasPrefix("/"):
+            let tail = s.split(separator: "/").suffix(2).joined(separator: "/")
+            return MediaLibrary.Name(tail).map { .string($0.description) }
+        case .array(let items):
+            return .array(items.compactMap(withoutPaths))
+        case .object(let object):
+            var kept = JSONObject([])
+            for (key, v) in object.members { if let v = withoutPaths(v) { kept[key] = v } }
+            return .object(kept)
+        default:
+            return value
+        }
+    }
+
+    private enum Authorization: Equatable {
+        case yes, no
+        /// Too many wrong tokens from this address: wait this many seconds.
+        case wait(Double)
+    }
+
+    /// Whether the request carries the token. A request without an Authorization header is
+    /// simply not authorized; a wrong token counts against its address.
+    private func authorized(_ request: HTTPRequest) -> Authorization {
+        guard let token, let header = request.headers["Authorization"] else { return .no }
+        let wait = tokenGuard.wait(for: request.client)
+        if wait > 0 { return .wait(wait) }
+        let given = header.hasPrefix("Bearer ") ? Array(header.dropFirst(7).utf8) : []
         guard Self.constantTimeEqual(given, token) else {
+            tokenGuard.failed(request.client)
+            return .no
+        }
+        tokenGuard.succeeded(request.client)
+        return .yes
+    }
+
+    private func remote(_ request: HTTPRequest) -> HTTPResponse {
+        guard token != nil else { return .text(403, "read-only: no web.token is configured") }
+        switch authorized(request) {
+        case .yes:
+            break
+        case .wait(let seconds):
+            let retry = Int(seconds.rounded(.up))
+            return HTTPResponse(status: 429, contentType: "text/plain; charset=utf-8", headers: [("Retry-After", "\(retry)")],
+                                body: .bytes(Array("too many wrong tokens from this address; try again in \(retry) s\n".utf8)))
+        case .no:
             return HTTPResponse(status: 401, contentType: "text/plain; charset=utf-8", headers: [("WWW-Authenticate", "Bearer")],
                                 body: .bytes(Array("a valid token is needed (Authorization: Bearer …)\n".utf8)))
         }

@@ -68,6 +68,9 @@ public struct HTTPLimits: Sendable, Equatable {
     /// Idle seconds before a connection is cut (a slowloris client sends a byte now and then:
     /// the whole request must still arrive within this of the last byte; see README).
     public var idleSeconds = 15
+    /// Seconds a request may take to send its request line and headers, however steadily it
+    /// sends; when every connection is taken, the one slowest to send makes room for a new one.
+    public var headerSeconds = 10
     /// Request line and headers, bytes.
     public var headerBytes = 16 * 1024
     /// Largest request body (control requests are small).
@@ -113,6 +116,7 @@ public final class HTTPServer: @unchecked Sendable {
             options.connection_limit = UInt32(limits.connections)
             options.per_address_limit = UInt32(limits.connectionsPerAddress)
             options.idle_timeout = UInt32(limits.idleSeconds)
+            options.header_timeout = UInt32(limits.headerSeconds)
             options.memory_limit = limits.headerBytes
             options.max_body = limits.bodyBytes
             return CLoopixHTTP_start(&options, { context, request, reply in

@@ -109,4 +109,58 @@ final class AfterSaveHooksTests: XCTestCase {
         hooks.saved("/p/LPX_0001.HEIC")
         XCTAssertEqual(waitFor(hooks) { $0.failed == 1 }.failed, 1)
     }
+
+    /// A hook that escapes its process group and session (`setsid`, a double fork) is still
+    /// ended by its time limit, whole; and the daemon stopping ends a running hook whole too.
+    func testAHookThatCallsSetsidCannotOutliveItsLimitOrTheDaemon() throws {
+        let dir = try makeTempDirectory(self)
+        // Starts a new session in the background (writing its pid), then waits on it.
+        let escape = try script(dir, "escape", """
+            setsid bash -c 'echo $$ > "$0"; exec sleep 600' "$1.pid" &
+            ( setsid bash -c 'echo $$ > "$0"; exec sleep 600' "$1.pid2" & )
+            wait
+            """)
+        var settings = AfterSaveSettings(command: [escape])
+        settings.timeoutSeconds = 1
+        let hooks = try AfterSaveHooks(settings: settings)
+        defer { hooks.stop() }
+        hooks.saved(dir + "/LPX_0001")
+        let pids = try [dir + "/LPX_0001.pid", dir + "/LPX_0001.pid2"].map { try waitForPID(in: $0) }
+        for pid in pids { XCTAssertEqual(kill(pid, 0), 0, "the escaped process runs") }
+        let counts = waitFor(hooks, seconds: 20) { $0.failed == 1 }
+        XCTAssertEqual(counts.failed, 1, "stopped at its limit: \(counts)")
+        for pid in pids { XCTAssertTrue(isGone(pid), "pid \(pid) outlived the hook's limit") }
+
+        // A hook running when the daemon stops is ended, whole, though nobody waits for it.
+        var patient = AfterSaveSettings(command: [escape])
+        patient.timeoutSeconds = 600
+        let running = try AfterSaveHooks(settings: patient)
+        running.saved(dir + "/LPX_0002")
+        let more = try [dir + "/LPX_0002.pid", dir + "/LPX_0002.pid2"].map { try waitForPID(in: $0) }
+        running.stop()
+        for pid in more { XCTAssertTrue(isGone(pid), "pid \(pid) outlived the daemon's hooks") }
+    }
+
+    /// The pid a script wrote to `path`, once it is there.
+    private func waitForPID(in path: String) throws -> pid_t {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasSuffix("\n"),
+               let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) { return pid }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw XCTSkip("no pid in \(path) after 10 s")
+    }
+
+    /// True once `pid` is no more (or a zombie, which only its parent's wait removes), within 10 s.
+    private func isGone(_ pid: pid_t) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if kill(pid, 0) != 0 { return true }
+            if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+               let close = stat.lastIndex(of: ")"), stat[stat.index(close, offsetBy: 2)] == "Z" { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
 }

@@ -100,6 +100,10 @@ final class ConfigTests: XCTestCase {
                        "/etc/loopix/loopix.json: capture.queueLength: 0 is out of range (allowed 1…64)")
         XCTAssertEqual(error("{\"storage\": {\"reserveMB\": 10001}}"),
                        "/etc/loopix/loopix.json: storage.reserveMB: 10001 is out of range (allowed 0…10000)")
+        XCTAssertEqual(error("{\"storage\": {\"reserveMB\": 1e30}}"),
+                       "/etc/loopix/loopix.json: storage.reserveMB: 1e+30 is out of range (allowed 0…10000)", "whole, but too large")
+        XCTAssertEqual(error("{\"storage\": {\"reserveMB\": -1e300}}"),
+                       "/etc/loopix/loopix.json: storage.reserveMB: -1e+300 is out of range (allowed 0…10000)")
         XCTAssertEqual(error("{\"camera\": {\"backend\": \"v4l2\"}}"),
                        "/etc/loopix/loopix.json: camera.backend: \"v4l2\" is not one of \"auto\", \"libcamera\", \"simulated\"")
         XCTAssertEqual(error("{\"defaults\": {\"handedness\": \"both\"}}"),
@@ -239,4 +243,46 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(error(#"{"video": {"audio": {"device": ""}}}"#), "/etc/loopix/loopix.json: video.audio.device: must not be empty")
     }
 
+
+    /// A default look that does not exist, and photo or state directories that are files, are
+    /// problems named by their key (what `--check-config` reports and the daemon stops on).
+    func testLooksAndDirectoriesThatCannotBe() throws {
+        let dir = try makeTempDirectory(self)
+        FileManager.default.createFile(atPath: dir + "/file", contents: Data("x".utf8))
+        var config = try parse("""
+            { "defaults": { "preset": "no-such-look" }, "presetsDirectory": "\(dir)/looks",
+              "storage": { "directory": "\(dir)/file" }, "state": { "directory": "\(dir)/file/state" } }
+            """)
+        XCTAssertEqual(config.presetProblem(lookIDs: ["portra", "clean"]),
+                       "/etc/loopix/loopix.json: defaults.preset: there is no look \"no-such-look\" (built in, or a preset in \(dir)/looks)")
+        XCTAssertEqual(config.directoryProblems(), [
+            "/etc/loopix/loopix.json: storage.directory: \(dir)/file is a file, not a directory",
+            "/etc/loopix/loopix.json: state.directory: \(dir)/file is a file, not a directory",
+        ])
+        let problems = config.environmentProblems()
+        XCTAssertEqual(problems.count, 3, "\(problems)")
+        XCTAssertTrue(problems.contains { $0.contains("defaults.preset") })
+        config.defaults.preset = "portra"
+        config.storage.directory = dir + "/photos/new"
+        config.state.directory = dir
+        XCTAssertNil(config.presetProblem(lookIDs: ["portra"]))
+        XCTAssertEqual(config.environmentProblems(), [], "a directory that does not exist yet is made at start")
+    }
+
+    /// A gallery whose address for phones is this machine's loopback is warned about: no phone
+    /// can follow its QR codes.
+    func testALoopbackGalleryAddressIsAWarning() throws {
+        let loopback = try parse(#"{ "web": { "enabled": true, "address": "127.0.0.1" } }"#)
+        XCTAssertEqual(loopback.warnings, ["/etc/loopix/loopix.json: web.address: 127.0.0.1 is this camera's loopback address: no phone can "
+            + "reach the gallery, and the QR codes carry it; listen on 0.0.0.0 (every interface) or set web.url"])
+        XCTAssertEqual(try parse(#"{ "web": { "enabled": true, "address": "::1" } }"#).warnings.count, 1)
+        XCTAssertEqual(try parse(#"{ "web": { "enabled": true, "url": "http://localhost:8080" } }"#).warnings,
+                       ["/etc/loopix/loopix.json: web.url: http://localhost:8080/ is this camera's loopback address: no phone can open it, "
+                        + "and the QR codes carry it; give the address phones reach"])
+        XCTAssertEqual(try parse(#"{ "web": { "enabled": true, "url": "http://[::1]:80/" } }"#).warnings.count, 1)
+        // Told where phones reach it, listening on loopback behind a proxy is fine.
+        XCTAssertEqual(try parse(#"{ "web": { "enabled": true, "address": "127.0.0.1", "url": "http://camera.local/" } }"#).warnings, [])
+        XCTAssertEqual(try parse(#"{ "web": { "enabled": true } }"#).warnings, [])
+        XCTAssertEqual(try parse(#"{ "web": { "enabled": false, "address": "127.0.0.1" } }"#).warnings, [])
+    }
 }

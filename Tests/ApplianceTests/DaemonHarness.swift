@@ -83,6 +83,21 @@ final class DaemonHarness {
         return (p.terminationStatus, text)
     }
 
+    /// `loopixd --config` this harness's configuration with `arguments` (e.g. `--check-config`),
+    /// run to its end: its exit status and what it wrote (standard error and output).
+    func runDaemon(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.executable)
+        p.arguments = ["--config", configPath] + arguments
+        let out = Pipe()
+        p.standardError = out
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text)
+    }
+
     func log(tail: Int = 40) -> String {
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").suffix(tail).joined(separator: "\n")

@@ -229,16 +229,46 @@ final class DaemonRobustnessTests: XCTestCase {
         var config = try String(contentsOfFile: d.configPath, encoding: .utf8)
         config = config.replacingOccurrences(of: #""path": ""#, with: #""group": "no-such-group-loopix", "path": ""#)
         try config.write(toFile: d.configPath, atomically: true, encoding: .utf8)
-        let check = Process()
-        check.executableURL = URL(fileURLWithPath: DaemonHarness.executable)
-        check.arguments = ["--config", d.configPath, "--check-config"]
-        let err = Pipe()
-        check.standardError = err
-        try check.run()
-        check.waitUntilExit()
-        let output = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        XCTAssertEqual(check.terminationStatus, 1, output)
+        let (status, output) = try d.runDaemon(["--check-config"])
+        XCTAssertEqual(status, 1, output)
         XCTAssertEqual(output, "<3>\(d.configPath): socket.group: there is no group \"no-such-group-loopix\" on this machine (create it, or leave socket.group out)\n")
+    }
+
+    /// What the daemon would trip over, `--check-config` names by its key: a default look that
+    /// does not exist, a photo or state directory that is a file. The daemon itself stops on the
+    /// look and the state directory with the same line, and runs with a storage directory that
+    /// is a file, refusing each photo with one clear line.
+    func testCheckConfigAndTheDaemonNameLooksAndDirectoriesThatCannotBe() throws {
+        let look = try DaemonHarness(extraConfig: #""defaults": { "preset": "no-such-look" }"#)
+        let problem = "\(look.configPath): defaults.preset: there is no look \"no-such-look\" (built in, or a preset in /etc/loopix/presets)"
+        XCTAssertEqual(try look.runDaemon(["--check-config"]).output, "<3>\(problem)\n")
+        let started = try look.runDaemon(["--simulate", "--headless"])
+        XCTAssertEqual(started.status, 2)
+        XCTAssertTrue(started.output.contains("<3>\(problem)\n"), started.output)
+
+        let files = try DaemonHarness()
+        FileManager.default.createFile(atPath: files.photos, contents: Data("x".utf8))
+        FileManager.default.createFile(atPath: files.state, contents: Data("x".utf8))
+        let check = try files.runDaemon(["--check-config"])
+        XCTAssertEqual(check.status, 1)
+        XCTAssertEqual(check.output, "<3>\(files.configPath): storage.directory: \(files.photos) is a file, not a directory\n"
+                       + "<3>\(files.configPath): state.directory: \(files.state) is a file, not a directory\n")
+        let noState = try files.runDaemon(["--simulate", "--headless"])
+        XCTAssertEqual(noState.status, 1)
+        XCTAssertTrue(noState.output.contains("\(files.state) is a file, not a directory"), noState.output)
+        XCTAssertFalse(noState.output.contains("Permission denied"), noState.output)
+
+        try FileManager.default.removeItem(atPath: files.state)
+        try files.start()
+        defer { files.stop() }
+        let reply = try files.request(#"{"cmd":"capture"}"#)
+        XCTAssertEqual(reply["ok"] as? Bool, false)
+        XCTAssertEqual(reply["error"] as? String, "Storage unavailable")
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertTrue(files.log().contains("shutter refused: storage unavailable (\(files.photos)/DCIM/100LOOPX: cannot create the directory: "
+                                           + "\(files.photos) is a file, not a directory)"), files.log())
+        XCTAssertFalse(files.log().contains("NSCocoaErrorDomain"), files.log())
+        XCTAssertTrue(files.log().contains("storage.directory: \(files.photos) is a file, not a directory; no photo can be saved until it is one"), files.log())
     }
 
     /// A directory where settings.json should be: one clear line, not an error on every change.

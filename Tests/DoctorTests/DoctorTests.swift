@@ -243,6 +243,18 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(findings(machine, try config(), .storage).map(\.level), [.problem])
     }
 
+    /// The gallery: nothing when it is off; a warning when phones are sent to this machine's
+    /// loopback address (its QR codes would carry it).
+    func testWebGallery() throws {
+        let machine = FakeMachine()
+        XCTAssertEqual(findings(machine, try config(), .web), [])
+        XCTAssertEqual(findings(machine, try config(#""web": {"enabled": true, "token": "0123456789abcdef"}"#), .web).map(\.line),
+                       ["OK       web         the gallery listens on 0.0.0.0:8080, control with web.token"])
+        let loopback = findings(machine, try config(#""web": {"enabled": true, "address": "127.0.0.1"}"#), .web)
+        XCTAssertEqual(loopback.map(\.level), [.warning])
+        XCTAssertTrue(loopback[0].message.hasPrefix("web.address: 127.0.0.1 is this camera's loopback address"), loopback[0].message)
+    }
+
     func testServiceAndSocket() throws {
         let machine = FakeMachine()
         machine.status = .failure(.noSocket)

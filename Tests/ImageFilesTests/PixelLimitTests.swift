@@ -65,16 +65,26 @@ final class PixelLimitTests: XCTestCase {
         XCTAssertLessThan(grown, 100 << 20, "peak memory grew by \(grown >> 20) MB")
     }
 
-    /// The machine's limit lets a 12 MP photo through on a 512 MB Pi Zero 2 W (Linux sees
-    /// about 425 MB of it) and is capped on large machines.
-    func testLimitFollowsMemory() {
-        let piZero = PixelLimit.pixels(forMemory: 425 << 20)
-        XCTAssertGreaterThan(piZero, 4056 * 3040, "a 12 MP HQ camera photo fits")
-        XCTAssertLessThan(piZero, 30_000_000, "and develops in about half the memory")
-        XCTAssertGreaterThan(PixelLimit.pixels(forMemory: 2 << 30), 2 * piZero)
-        XCTAssertEqual(PixelLimit.pixels(forMemory: 64 << 30), PixelLimit.cap)
-        XCTAssertGreaterThan(PixelLimit.forThisMachine.maxPixels, 0)
-        XCTAssertLessThanOrEqual(PixelLimit.forThisMachine.maxPixels, PixelLimit.cap)
+    /// The limit follows the memory a develop may use (256 MB, or half a smaller machine's):
+    /// a 12 MP photo fits even on a 512 MB Pi Zero 2 W (Linux sees about 425 MB of it), a 196 MP
+    /// one nowhere; the camera's own 12 MP negative fits the full budget.
+    func testLimitFollowsTheMemoryADevelopMayUse() {
+        let piZero = PixelLimit.pixels(forBudget: PixelLimit.budget(forMemory: 425 << 20))
+        XCTAssertGreaterThan(piZero, 4056 * 3040, "a 12 MP HQ camera photo fits on a Pi Zero 2 W")
+        let full = PixelLimit.pixels(forBudget: PixelLimit.developBudget)
+        XCTAssertEqual(PixelLimit.budget(forMemory: 64 << 30), PixelLimit.developBudget, "a large machine: the budget, not half of it")
+        XCTAssertLessThan(full, 196_000_000 / 6, "a 196 MP PNG is refused")
+        XCTAssertGreaterThan(PixelLimit(maxPixels: full, origin: "").maxRawPhotosites, 4056 * 3040, "the HQ camera's negative fits")
+        // The model against what was measured (release build, peak RSS in MiB): never below it,
+        // at most 15 % above. A 12 MP photo, a 48 MP one, the HQ camera's 12.3 MP negative.
+        func model(_ pixels: Int, raw: Bool = false) -> Double {
+            Double(PixelLimit.fixedBytes + pixels * (raw ? PixelLimit.rawBytesPerPhotosite : PixelLimit.bytesPerPixel)) / Double(1 << 20)
+        }
+        for (predicted, measured) in [(model(12_000_000), 130.4), (model(48_000_000), 338.1), (model(12_330_240, raw: true), 240.3)] {
+            XCTAssertGreaterThanOrEqual(predicted, measured)
+            XCTAssertLessThanOrEqual(predicted, measured * 1.15)
+        }
+        XCTAssertEqual(PixelLimit.forThisMachine.maxPixels, PixelLimit.pixels(forBudget: PixelLimit.budget(forMemory: PixelLimit.machineMemory())))
     }
 }
 

@@ -17,7 +17,7 @@ final class DevelopLimitTests: XCTestCase {
         // The same process with nothing to decode: start-up and the preset library.
         let baseline = try develop(loopix, [dir + "/missing.png", "-o", dir + "/missing.heic"], in: dir)
 
-        let limit = "\(PixelLimit.forThisMachine) for this machine's memory; see --max-megapixels"
+        let limit = "\(PixelLimit.forThisMachine) \(PixelLimit.forThisMachine.origin); see --max-megapixels"
         for (path, claim) in [(png, "65535×65535 pixels (4295 MP)"), (jpeg, "65500×65500 pixels (4290 MP)")] {
             let run = try develop(loopix, [path, "-o", dir + "/out.heic"], in: dir)
             XCTAssertEqual(run.result.status, 1)
@@ -36,6 +36,22 @@ final class DevelopLimitTests: XCTestCase {
             assertCheap(run.result, than: baseline.result, path + " with --max-megapixels 5000")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/out.heic"))
+    }
+
+    /// A photo within the old 200 MP cap but beyond what a develop may hold in its memory
+    /// (196 MP: about 1.2 GB to develop) is refused by its declared size, cheaply.
+    func testAPhotoBeyondTheMemoryADevelopMayUseIsRefused() throws {
+        let loopix = try builtLoopix()
+        let dir = try Fixtures.temporaryDirectory()
+        let png = dir + "/big.png"
+        try Data(try pngBomb(width: 14000, height: 14000)).write(to: URL(fileURLWithPath: png))
+        let baseline = try develop(loopix, [dir + "/missing.png", "-o", dir + "/missing.heic"], in: dir)
+        let run = try develop(loopix, [png, "-o", dir + "/out.heic"], in: dir)
+        XCTAssertEqual(run.result.status, 1)
+        XCTAssertEqual(run.stderr, "loopix: \(png): 14000×14000 pixels (196 MP) exceeds the limit of \(PixelLimit.forThisMachine) "
+                       + "\(PixelLimit.forThisMachine.origin); see --max-megapixels\n")
+        XCTAssertTrue(PixelLimit.forThisMachine.origin.hasPrefix("for the "), PixelLimit.forThisMachine.origin)
+        assertCheap(run.result, than: baseline.result, png)
     }
 
     func testABatchGoesOnPastBombsToTheOrdinaryPhoto() throws {
@@ -98,10 +114,10 @@ final class DevelopLimitTests: XCTestCase {
 
     /// A valid PNG signature and IHDR (with its CRC) claiming 65535×65535 RGB, then the image
     /// data of a real 4×4 PNG and IEND: under 100 bytes.
-    func pngBomb() throws -> [UInt8] {
+    func pngBomb(width: Int = 65535, height: Int = 65535) throws -> [UInt8] {
         let small = try ImageWriter.encode(RGBImage(width: 4, height: 4), format: .png, metadata: nil, heic: HEICOptions(), jpegQuality: 90)
         let idat = try XCTUnwrap(pngChunks(small).first { $0.type == "IDAT" }).data
-        let ihdr = be32(65535) + be32(65535) + [8, 2, 0, 0, 0] // 8-bit RGB, deflate, no filter method, not interlaced
+        let ihdr = be32(width) + be32(height) + [8, 2, 0, 0, 0] // 8-bit RGB, deflate, no filter method, not interlaced
         return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + pngChunk("IHDR", ihdr) + pngChunk("IDAT", idat) + pngChunk("IEND", [])
     }
 

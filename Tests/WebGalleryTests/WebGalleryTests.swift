@@ -11,10 +11,19 @@ import XCTest
 struct RawHTTP {
     let port: Int
 
-    /// Connects (nil when refused).
-    func connect() -> Int32? {
+    /// Connects (nil when refused), from `source` (a loopback address: 127.0.0.2 …) when given.
+    func connect(from source: String? = nil) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { close(fd); return nil }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -28,9 +37,9 @@ struct RawHTTP {
         return fd
     }
 
-    /// Sends `text` and reads until the server closes (or `maxBytes`).
-    func exchange(_ text: String, maxBytes: Int = 64 << 20) -> (status: Int, headers: [String: String], body: [UInt8]) {
-        guard let fd = connect() else { return (0, [:], []) }
+    /// Sends `text` (from `source`, when given) and reads until the server closes (or `maxBytes`).
+    func exchange(_ text: String, from source: String? = nil, maxBytes: Int = 64 << 20) -> (status: Int, headers: [String: String], body: [UInt8]) {
+        guard let fd = connect(from: source) else { return (0, [:], []) }
         defer { close(fd) }
         _ = Array(text.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var data: [UInt8] = []
@@ -85,7 +94,10 @@ final class FakeGateway: ControlGateway, @unchecked Sendable {
         lock.lock()
         requests.append(request)
         lock.unlock()
-        return .success(["camera": .string("ok"), "saved": .int(3)])
+        return .success(["camera": .string("ok"), "saved": .int(3),
+                         "lastPhoto": .string("/var/lib/loopix/photos/DCIM/100LOOPX/LPX_0003.HEIC"),
+                         "clip": ["path": .string("/var/lib/loopix/photos/DCIM/100LOOPX/LPX_0004.MP4"), "seconds": .number(2)],
+                         "booth": ["taken": .array([.string("/var/lib/loopix/booth/shot-1.png"), .string("/srv/x/DCIM/101LOOPX/LPX_0001.JPG")])]])
     }
 }
 
@@ -201,7 +213,8 @@ final class WebGalleryTests: XCTestCase {
                      "/files/100LOOPX%2F..%2F..%2Fetc%2Fpasswd", "/files/100LOOPX/LPX_0009.HEIC", "/jpeg/100LOOPX/LPX_0009.HEIC",
                      "/thumb/..%2f..%2fetc%2fpasswd", "/files//etc/passwd", "/files/100LOOPX/LPX_0010.JPG", "/photo/100LOOPX/LPX_0009.HEIC"] {
             let r = http.get(path)
-            XCTAssertEqual(r.status, 404, path)
+            // An encoded separator is refused before routing (400); everything else is not found.
+            XCTAssertEqual(r.status, path.lowercased().contains("%2f") ? 400 : 404, path)
             XCTAssertFalse(String(decoding: r.body, as: UTF8.self).contains("root:"), path)
         }
         let huge = http.get("/", headers: "X-Junk: \(String(repeating: "a", count: 100_000))\r\n")
@@ -309,5 +322,148 @@ final class WebGalleryTests: XCTestCase {
         XCTAssertTrue(data.indices.dropLast(2).contains { data[$0] == 0xFF && data[$0 + 1] == 0xD8 && data[$0 + 2] == 0xFF }, "JPEG data")
         XCTAssertEqual(live.viewerCount, 1)
         XCTAssertEqual(http.get("/live.mjpg").status, 503, "one viewer at a time here")
+    }
+
+    /// Slow headers from several addresses, each under the per-address cap, cannot hold every
+    /// slot: a request must bring its headers within `headerSeconds` however steadily it
+    /// trickles, and while the slots are full the slowest sender makes room for a new visitor.
+    func testSlowHeadersFromManyAddressesDoNotTakeTheGalleryDown() throws {
+        var limits = HTTPLimits()
+        limits.connections = 8
+        limits.connectionsPerAddress = 2
+        limits.headerSeconds = 2
+        let (server, http) = try serve(gallery(), limits: limits)
+        defer { server.stop() }
+        // Four addresses, two connections each: every slot, each sending a header line every 0.3 s.
+        var opened: [Int32] = []
+        for a in 2...5 { for _ in 0..<2 { opened.append(try XCTUnwrap(http.connect(from: "127.0.0.\(a)"))) } }
+        let slow = opened
+        let send: @Sendable (Int32, String) -> Void = { fd, text in
+            _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        for fd in slow { send(fd, "GET / HTTP/1.1\r\nHost: camera\r\n") }
+        let stop = Locked(false)
+        let trickle = Thread {
+            var n = 0
+            while !stop.withLock({ $0 }) {
+                for fd in slow { send(fd, "X-Slow-\(n): x\r\n") }
+                n += 1
+                Thread.sleep(forTimeInterval: 0.3)
+            }
+        }
+        trickle.start()
+        defer { stop.withLock { $0 = true } }
+        Thread.sleep(forTimeInterval: 0.5)
+        // A new visitor is served at once, from another address and from one of theirs.
+        let started = Date()
+        let visitor = RawHTTP(port: server.port)
+        for source in ["127.0.0.9", "127.0.0.2"] {
+            let r = visitor.exchange("GET / HTTP/1.1\r\nHost: camera\r\nConnection: close\r\n\r\n", from: source)
+            XCTAssertEqual(r.status, 200, "a visitor from \(source) during the flood")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+        // Every slow sender is cut off, though it never stopped sending: within the header time.
+        var cut = 0
+        for fd in slow {
+            var tv = timeval(tv_sec: 4, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            var byte: UInt8 = 0
+            if recv(fd, &byte, 1, 0) <= 0 && errno != EAGAIN { cut += 1 }
+        }
+        XCTAssertEqual(cut, slow.count, "every slow sender is cut off")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 6)
+        stop.withLock { $0 = true }
+        slow.forEach { close($0) }
+        XCTAssertEqual(http.get("/").status, 200)
+    }
+
+    /// Percent-encoded separators and NULs are refused before any route sees the path, though
+    /// once decoded they would name a real photo.
+    func testEncodedSeparatorsAreRefused() throws {
+        let (server, http) = try serve(gallery())
+        defer { server.stop() }
+        XCTAssertEqual(http.get("/files/100LOOPX/LPX_0001.HEIC").status, 200)
+        for path in ["/files/100LOOPX%2fLPX_0001.HEIC", "/files/100LOOPX%2FLPX_0001.HEIC", "/files/100LOOPX/LPX_0001.HEIC%00.jpg",
+                     "/files/100LOOPX%5cLPX_0001.HEIC", "/jpeg/100LOOPX%2fLPX_0001.HEIC"] {
+            let r = http.get(path)
+            XCTAssertEqual(r.status, 400, path)
+            XCTAssertEqual(String(decoding: r.body, as: UTF8.self), "encoded separators are refused in paths\n", path)
+        }
+        XCTAssertEqual(http.get("/?page=%2f").status, 200, "the query is not the path")
+    }
+
+    /// Wrong tokens from one address are slowed down (429 with Retry-After, the token not even
+    /// checked meanwhile); other addresses are not; a right token after the wait clears it.
+    func testGuessingTheTokenIsSlowedDownPerAddress() throws {
+        let gateway = FakeGateway()
+        let (server, _) = try serve(gallery(token: "s3cret-t0ken-0123", control: gateway))
+        defer { server.stop() }
+        func post(token: String, from source: String) -> (status: Int, headers: [String: String]) {
+            let body = #"{"cmd":"status"}"#
+            let r = RawHTTP(port: server.port).exchange("POST /api HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)", from: source)
+            return (r.status, r.headers)
+        }
+        for i in 0..<5 { XCTAssertEqual(post(token: "guess-number-\(i)-xx", from: "127.0.0.7").status, 401) }
+        let refused = post(token: "s3cret-t0ken-0123", from: "127.0.0.7")
+        XCTAssertEqual(refused.status, 429, "the right token in the wait is not checked")
+        XCTAssertEqual(refused.headers["retry-after"], "1")
+        XCTAssertEqual(post(token: "s3cret-t0ken-0123", from: "127.0.0.8").status, 200, "another address is not slowed")
+        Thread.sleep(forTimeInterval: 1.1)
+        XCTAssertEqual(post(token: "s3cret-t0ken-0123", from: "127.0.0.7").status, 200)
+        XCTAssertEqual(post(token: "guess-again-xxxxxx", from: "127.0.0.7").status, 401, "the right token cleared the count")
+    }
+
+    /// The waits grow 1, 2, 4 … s up to the cap; the table forgets the oldest address when full;
+    /// an IPv6 client counts by its /64.
+    func testTokenGuardWaits() {
+        let clock = Locked<UInt64>(1_000_000_000_000)
+        let guardian = TokenGuard(freeTries: 2, maxDelay: 5, maxAddresses: 3, clock: { clock.withLock { $0 } })
+        func advance(_ seconds: Double) { clock.withLock { $0 += UInt64(seconds * 1e9) } }
+        guardian.failed("10.0.0.1")
+        XCTAssertEqual(guardian.wait(for: "10.0.0.1"), 0)
+        guardian.failed("10.0.0.1")
+        XCTAssertEqual(guardian.wait(for: "10.0.0.1"), 1)
+        advance(1)
+        guardian.failed("10.0.0.1")
+        XCTAssertEqual(guardian.wait(for: "10.0.0.1"), 2)
+        for _ in 0..<10 { guardian.failed("10.0.0.1") }
+        XCTAssertEqual(guardian.wait(for: "10.0.0.1"), 5, "capped")
+        guardian.succeeded("10.0.0.1")
+        XCTAssertEqual(guardian.wait(for: "10.0.0.1"), 0)
+        // IPv6 by /64: the same household's other address shares the count.
+        guardian.failed("2001:db8:1:2::10")
+        guardian.failed("2001:db8:1:2::99")
+        XCTAssertEqual(guardian.wait(for: "2001:db8:1:2:ffff::1"), 1)
+        XCTAssertEqual(guardian.wait(for: "2001:db8:1:3::10"), 0)
+        XCTAssertEqual(TokenGuard.key("::ffff:10.0.0.1"), TokenGuard.key("10.0.0.1"))
+        // Full: the address whose last failure is oldest is forgotten.
+        advance(0.1)
+        guardian.failed("10.0.0.2"); guardian.failed("10.0.0.2")
+        advance(0.1)
+        guardian.failed("10.0.0.3"); guardian.failed("10.0.0.3")
+        XCTAssertGreaterThan(guardian.wait(for: "2001:db8:1:2::10"), 0, "three remembered")
+        guardian.failed("10.0.0.4"); guardian.failed("10.0.0.4")
+        XCTAssertEqual(guardian.wait(for: "2001:db8:1:2::10"), 0, "the oldest forgotten for the fourth")
+        XCTAssertGreaterThan(guardian.wait(for: "10.0.0.4"), 0)
+        XCTAssertGreaterThan(guardian.wait(for: "10.0.0.2"), 0)
+        XCTAssertGreaterThan(guardian.wait(for: "10.0.0.3"), 0)
+    }
+
+    /// Status without the token names photos by their gallery names and nothing else on the
+    /// camera's disk; with the token it is whole.
+    func testStatusShowsNoPathsWithoutTheToken() throws {
+        let gateway = FakeGateway()
+        let (server, http) = try serve(gallery(token: "s3cret-t0ken-0123", control: gateway))
+        defer { server.stop() }
+        let open = String(decoding: http.get("/api/status").body, as: UTF8.self)
+        XCTAssertFalse(open.contains("/var/lib") || open.contains("/srv"), open)
+        let fields = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(open.utf8)) as? [String: Any])
+        XCTAssertEqual(fields["lastPhoto"] as? String, "100LOOPX/LPX_0003.HEIC")
+        XCTAssertEqual((fields["clip"] as? [String: Any])?["path"] as? String, "100LOOPX/LPX_0004.MP4")
+        XCTAssertEqual((fields["booth"] as? [String: Any])?["taken"] as? [String], ["101LOOPX/LPX_0001.JPG"])
+        XCTAssertEqual(fields["saved"] as? Int, 3)
+        let whole = String(decoding: http.get("/api/status", headers: "Authorization: Bearer s3cret-t0ken-0123\r\n").body, as: UTF8.self)
+        XCTAssertTrue(whole.contains("/var/lib/loopix/photos/DCIM/100LOOPX/LPX_0003.HEIC"), whole)
     }
 }

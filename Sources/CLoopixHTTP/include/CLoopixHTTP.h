@@ -4,7 +4,8 @@
 /// MHD_start_daemon): one thread per connection, so a handler may block (a stream waits for
 /// the next frame, a conversion takes a second) without holding up anyone else; limits on
 /// connections (in all and per address), their memory (headers), request bodies and idle
-/// time. The handler fills a reply: bytes (copied), part of a file (sent by the kernel), or a
+/// time, a deadline for a request's headers. A path that spells a separator or a NUL in
+/// percent-encoding (%2F, %5C, %00) gets 400 before the handler sees it. The handler fills a reply: bytes (copied), part of a file (sent by the kernel), or a
 /// stream read from a callback until it ends. Functions returning int return 0 or -errno.
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,11 @@ typedef struct {
     unsigned int per_address_limit;
     /// Seconds a connection may be idle (a slowloris client is cut off after this).
     unsigned int idle_timeout;
+    /// Seconds a request may take to send its request line and headers, however steadily it
+    /// sends (from the connection's start, or the previous request's end). When every
+    /// connection is taken, the one that has been slowest to send its headers makes room for
+    /// a new one.
+    unsigned int header_timeout;
     /// Bytes a connection may use for its request line and headers.
     size_t memory_limit;
     /// Largest request body taken; a larger one gets 413.

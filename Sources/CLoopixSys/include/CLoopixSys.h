@@ -12,11 +12,16 @@ void CLoopixSys_setThreadName(const char *name);
 
 #include <sys/types.h>
 
-/// Starts `argv[0]` (an absolute path; no PATH search, no shell) with `argv` and `envp` in a
-/// process group of its own (so a time limit can stop it and its children), with every signal
-/// at its default disposition and none blocked (the daemon ignores SIGTERM and friends, which
-/// exec would otherwise pass on), stdin from /dev/null, stdout and stderr the daemon's, and no
-/// other descriptor of the daemon. 0 with *pid set, or an errno value (posix_spawn's convention).
-int CLoopixSys_spawn(char *const argv[], char *const envp[], pid_t *pid);
+/// Starts `argv[0]` (an absolute path; no PATH search, no shell) with `argv` and `envp`, with
+/// every signal at its default disposition and none blocked (the daemon ignores SIGTERM and
+/// friends, which exec would otherwise pass on), stdin from /dev/null, stdout and stderr the
+/// daemon's, and no other descriptor of the daemon; under a keeper: a process of its own
+/// (`*pid`, leading a process group of its own) that is a child subreaper, so that everything the program starts stays its
+/// descendant even after `setsid` or a double fork. SIGTERM to the keeper sends SIGTERM to all
+/// of it, then SIGKILL after `grace_ms`; the keeper ends once the program and everything it
+/// started have, with the program's exit status (or its signal). The keeper gets SIGTERM when
+/// the calling process dies, and holds none of its descriptors beyond 0–2. 0 with *pid set, or
+/// an errno value (the exec's, when the program cannot be started).
+int CLoopixSys_spawnKept(char *const argv[], char *const envp[], int grace_ms, pid_t *pid);
 
 #endif
