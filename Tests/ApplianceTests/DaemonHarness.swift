@@ -71,27 +71,23 @@ final class DaemonHarness {
 
     /// `loopix ctl WORDS… --socket` this daemon's: its exit status and output.
     func ctl(_ words: [String]) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.loopix)
-        p.arguments = ["ctl"] + words + ["--socket", socketPath]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        return (p.terminationStatus, text)
+        try Self.run(Self.loopix, ["ctl"] + words + ["--socket", socketPath])
     }
 
     /// `loopixd --config` this harness's configuration with `arguments` (e.g. `--check-config`),
     /// run to its end: its exit status and what it wrote (standard error and output).
     func runDaemon(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        try Self.run(Self.executable, ["--config", configPath] + arguments)
+    }
+
+    /// Runs a program to its end: its exit status and its output (standard output and error).
+    private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.executable)
-        p.arguments = ["--config", configPath] + arguments
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
         let out = Pipe()
-        p.standardError = out
         p.standardOutput = out
+        p.standardError = out
         try p.run()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
