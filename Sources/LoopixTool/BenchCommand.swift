@@ -149,7 +149,7 @@ public enum BenchCommand {
 
     static func loadPhotos(_ directory: String?) -> ([RGBImage], String) {
         let env = ProcessInfo.processInfo.environment["LOOPIX_SAMPLES"]
-        for dir in [directory, env, "../shared/samples"].compactMap({ $0 }) {
+        for dir in [directory, env, "Tests/Samples", "../shared/samples"].compactMap({ $0 }) {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { continue }
             let photos = names.sorted().filter { ImageFormat(pathExtension: ($0 as NSString).pathExtension) != nil }
                 .compactMap { try? ImageReader.read(path: dir + "/" + $0) }

@@ -53,12 +53,6 @@ final class DaemonBoothTests: XCTestCase {
         XCTAssertEqual(try zbar(attract), gallery, "the idle screen's QR code")
         keep(attract, as: "booth-attract.png")
 
-        // The preview's frame period, for the trigger's bound.
-        let a = try d.request(#"{"cmd":"status"}"#)["framesShown"] as? Int ?? 0
-        Thread.sleep(forTimeInterval: 2)
-        let b = try d.request(#"{"cmd":"status"}"#)["framesShown"] as? Int ?? 0
-        let framePeriodMs = 2000 / Double(max(1, b - a))
-
         let press = try d.request(#"{"cmd":"capture"}"#)
         XCTAssertEqual(press["ok"] as? Bool, true, "\(press)")
         XCTAssertEqual(press["booth"] as? String, "countdown", "the button starts the countdown: \(press)")
@@ -74,12 +68,14 @@ final class DaemonBoothTests: XCTestCase {
         XCTAssertEqual(session["phase"] as? String, "review", "\(review)\n\(d.log())")
         let taken = session["taken"] as? [String] ?? []
         XCTAssertEqual(taken.map { ($0 as NSString).lastPathComponent }, ["LPX_0001.HEIC", "LPX_0002.HEIC"])
+        // The photo is the first frame the sensor began exposing at or after the countdown's end,
+        // whatever the machine's load: the simulated sensor keeps its last frames as a real one
+        // keeps its buffers (30 fps; its timestamps are the sensor's, not when a thread ran).
         let latency = try XCTUnwrap(session["triggerLatencyMs"] as? Double)
-        XCTAssertLessThanOrEqual(latency, framePeriodMs + 20, "the shot is taken within a frame of the countdown's end")
-        // The exposure itself: the still's sensor timestamp against the countdown's end.
         let exposure = try XCTUnwrap(session["exposureOffsetMs"] as? Double)
-        XCTAssertLessThanOrEqual(abs(exposure), framePeriodMs + 20, "the frame exposed at the countdown's end")
-        print("booth: countdown end to shot \(latency) ms, to the exposure \(exposure) ms (frame period \(framePeriodMs) ms)")
+        XCTAssertGreaterThanOrEqual(exposure, 0, "never a frame exposed before the countdown's end")
+        XCTAssertLessThan(exposure, 1000.0 / 30, "the frame exposed at the countdown's end, not a later one")
+        print("booth: countdown end to shot \(latency) ms, to the exposure \(exposure) ms")
 
         // The collage: both shots side by side (grid), on paper, saved as the next photo.
         let collagePath = try XCTUnwrap(session["lastCollage"] as? String)

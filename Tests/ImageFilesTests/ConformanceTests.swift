@@ -50,7 +50,7 @@ final class ConformanceTests: XCTestCase {
     /// Writes `image`, checks the file's shape, runs cw on it and decodes it with heif-convert.
     func check(_ image: RGBImage, metadata: PhotoMetadata?, embedICC: Bool = true, expect shape: Shape,
                file: StaticString = #filePath, line: UInt = #line) throws {
-        let cw = try sharedTool("tools/miaf/cw")
+        let cw = try sharedTool("tools/miaf/cw", what: "GPAC's MIAF/HEIF conformance check (Compliance Warden)")
         let heifConvert = try installedTool("heif-convert", package: "libheif-examples")
         let dir = try temporaryDirectory(self)
         let name = "\(image.width)x\(image.height)-\(metadata == nil ? "bare" : "exif")-\(embedICC ? "icc" : "nclx")"

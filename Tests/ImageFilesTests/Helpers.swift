@@ -49,11 +49,12 @@ func sharedPath(_ relative: String, file: StaticString = #filePath) -> String {
     return root.deletingLastPathComponent().appendingPathComponent("shared/\(relative)").path
 }
 
-/// `../shared/samples/<name>`, or XCTSkip when the samples are not there.
-func samplePath(_ name: String) throws -> String {
-    let path = sharedPath("samples/\(name)")
+/// `Tests/Samples/<name>`, a photograph the repository ships; its absence is a failure.
+func samplePath(_ name: String, file: StaticString = #filePath) throws -> String {
+    let tests = URL(fileURLWithPath: "\(file)").deletingLastPathComponent().deletingLastPathComponent()
+    let path = tests.appendingPathComponent("Samples/\(name)").path
     guard FileManager.default.fileExists(atPath: path) else {
-        throw XCTSkip("sample \(name) not found at \(path) (the samples live in ../shared/samples beside the project)")
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
     }
     return path
 }
@@ -81,11 +82,12 @@ let sampleMetadata = PhotoMetadata(make: "Raspberry Pi", model: "IMX477", lensMo
                                    date: Date(timeIntervalSince1970: 1_700_000_000), orientation: 1,
                                    presetName: "Portra 400")
 
-/// `../shared/<relative>`, an executable, or XCTSkip when it is not there.
-func sharedTool(_ relative: String) throws -> String {
+/// `../shared/<relative>`, an executable, or XCTSkip naming `what` did not run (the test
+/// command's closing lines list each such reason).
+func sharedTool(_ relative: String, what: String) throws -> String {
     let path = sharedPath(relative)
     guard FileManager.default.isExecutableFile(atPath: path) else {
-        throw XCTSkip("\(path) not found (../shared/tools lives beside the project's own checkouts only)")
+        throw XCTSkip("\(what) did not run: \(path) not found (../shared/tools lives beside the project's own checkouts only)")
     }
     return path
 }

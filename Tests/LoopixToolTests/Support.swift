@@ -7,13 +7,13 @@ import ImageFiles
 enum Fixtures {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
-    static let samples = packageRoot + "/../shared/samples"
+    static let samples = packageRoot + "/Tests/Samples"
 
-    /// A sample photo, or a skip that says why (a user's fresh clone has no ../shared).
+    /// A sample photo the repository ships (Tests/Samples).
     static func sample(_ name: String) throws -> String {
         let path = samples + "/" + name
         guard FileManager.default.fileExists(atPath: path) else {
-            throw XCTSkip("sample photo \(path) not found (../shared/samples is only beside the project's own checkouts)")
+            throw SampleMissing(path: path)
         }
         return path
     }
@@ -80,4 +80,10 @@ enum Fixtures {
 
 struct ProgramFailed: Error, CustomStringConvertible {
     let description: String
+}
+
+/// A sample the repository ships is not there: a broken checkout, a failure, never a skip.
+struct SampleMissing: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "sample photo \(path) not found (Tests/Samples is part of the repository)" }
 }

@@ -384,8 +384,15 @@ final class OverlayTests: XCTestCase {
 
     /// Writes the full overlay at both sizes when LOOPIX_OVERLAY_PREVIEW names a directory
     /// (for looking at it; nothing is asserted about the picture).
-    func testWritePreviewImagesWhenAsked() throws {
-        guard let dir = ProcessInfo.processInfo.environment["LOOPIX_OVERLAY_PREVIEW"] else { return }
+    /// Every size's photo and video overlay, as PNGs (in $LOOPIX_OVERLAY_PREVIEW when set, to
+    /// look at): each file holds exactly the pixels drawn, and the video overlay differs from
+    /// the photo one.
+    func testWritePreviewImages() throws {
+        var dir = ProcessInfo.processInfo.environment["LOOPIX_OVERLAY_PREVIEW"] ?? ""
+        if dir.isEmpty {
+            dir = try makeTemporaryDirectory("overlay")
+            addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
+        }
         for (w, h) in Self.sizes {
             var renderer = OverlayRenderer(width: w, height: h)
             var image = patternImage(width: w, height: h)
@@ -402,6 +409,10 @@ final class OverlayTests: XCTestCase {
             var image2 = patternImage(width: w, height: h)
             renderer.draw(video, on: &image2)
             try ImageWriter.write(image2, to: "\(dir)/overlay-video-\(w)x\(h).png", format: .png, replace: true)
+            XCTAssertEqual(try ImageReader.read(path: "\(dir)/overlay-\(w)x\(h).png").pixels, image.pixels, "\(w)×\(h)")
+            XCTAssertEqual(try ImageReader.read(path: "\(dir)/overlay-video-\(w)x\(h).png").pixels, image2.pixels, "\(w)×\(h)")
+            XCTAssertNotEqual(image.pixels, image2.pixels, "the video overlay at \(w)×\(h) is its own")
+            XCTAssertNotEqual(image.pixels, patternImage(width: w, height: h).pixels, "something was drawn at \(w)×\(h)")
         }
     }
 
