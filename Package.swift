@@ -73,23 +73,31 @@ let package = Package(
         // libcamera (C++) behind a small C ABI; the only code that includes libcamera's headers.
         .systemLibrary(name: "CLibcamera", pkgConfig: "libcamera", providers: [.apt(["libcamera-dev"])]),
         .target(name: "CLibcameraShim", dependencies: ["CLibcamera"]),
+        // Pixel formats, pure Swift: camera frames (YUV, RGB and their strides) to the engine's
+        // RGB (`FrameConverter`), the engine's RGB to a screen's buffer (`ScanoutMap`), display
+        // modes and connector names. Here, not in Camera or Display, so that `loopix bench`
+        // measures them without linking a device library.
+        .target(name: "PixelFormats", dependencies: ["FilmCore", "Controls"]),
         // Cameras: the CameraSource interface, the lens table, the simulated camera, the libcamera backend.
-        .target(name: "Camera", dependencies: ["System", "StrictJSON", "FilmCore", "Controls", "CLibcameraShim"]),
+        .target(name: "Camera", dependencies: ["System", "StrictJSON", "FilmCore", "Controls", "PixelFormats", "CLibcameraShim"]),
         // Displays: the DisplaySink interface and its sinks: KMS (libdrm), SDL2 window, headless.
         .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
         // CLoopixDRM holds the dumb-buffer ioctls, mmap and flip-event reads that Swift cannot
         // make (kernel UAPI, no libdrm link).
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .target(name: "CLoopixDRM"),
-        .target(name: "Display", dependencies: ["System", "FilmCore", "Controls", "ImageFiles", "CSDL2", "CDRM", "CLoopixDRM"]),
+        .target(name: "Display", dependencies: ["System", "FilmCore", "Controls", "ImageFiles", "PixelFormats", "CSDL2", "CDRM", "CLoopixDRM"]),
         // Video: H.264 and AAC through FFmpeg's libraries (libavcodec, libavformat, libswscale,
         // libavutil; CLoopixAV holds their macros and the differences between FFmpeg 5.1 and 7.1)
-        // into fragmented MP4, sound from a microphone through ALSA.
+        // into fragmented MP4. A codec, like libheif: no device.
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"])]),
         .target(name: "CLoopixAV", dependencies: ["CFFmpeg"]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .target(name: "Video", dependencies: ["System", "FilmCore", "CFFmpeg", "CLoopixAV", "CALSA"]),
+        .target(name: "Video", dependencies: ["System", "FilmCore", "CFFmpeg", "CLoopixAV"]),
+        // Recording a clip: graded frames and sound from a microphone (ALSA) into Video's writer,
+        // on a thread of its own.
+        .target(name: "Recording", dependencies: ["System", "FilmCore", "Video", "CALSA"]),
         // The web gallery and remote: libmicrohttpd behind a small C face (its start function
         // is variadic), the gallery's routes, JPEGs and thumbnails made on demand, the live MJPEG.
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
@@ -109,7 +117,8 @@ let package = Package(
         // The daemon: state and its rules, controller, preview pipeline, camera supervisor,
         // capture, storage, settings, configuration, control server.
         .target(name: "Appliance", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
-                                                  "Camera", "Display", "Viewfinder", "Controls", "BoardIO", "Video", "CSystemd", "WebGallery", "Printing"]),
+                                                  "Camera", "Display", "PixelFormats", "Viewfinder", "Controls", "BoardIO", "Video", "Recording",
+                                                  "CSystemd", "WebGallery", "Printing"]),
         // `loopix doctor`: checks the machine against the configuration (reads only).
         .target(name: "Doctor", dependencies: ["Appliance", "BoardIO", "Camera", "Display", "ControlProtocol", "Controls",
                                                "StrictJSON", "System"]),
@@ -117,8 +126,10 @@ let package = Package(
 
         // The `loopix` command's logic (develop, presets, contact sheet, bench, ctl, license), testable as a library.
         // It talks to the daemon through ControlProtocol and links none of the device modules
-        // (Video for the video benchmark).
-        .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol", "Video", "Camera", "Viewfinder", "Display", "Controls"]),
+        // (no libcamera, libdrm, SDL2, ALSA, libgpiod, libevdev: LoopixToolTests checks with ldd);
+        // its codecs are ImageFiles' and Video's (timelapse clips, the video benchmark).
+        .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol", "Video",
+                                                   "PixelFormats", "Viewfinder", "Controls"]),
         .executableTarget(name: "loopix", dependencies: ["LoopixTool"]),
 
         // Test images and temporary directories shared by the display and viewfinder tests.
@@ -134,12 +145,12 @@ let package = Package(
         .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles", "ControlProtocol", "Appliance", "System"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls"]),
         .testTarget(name: "BoardIOTests", dependencies: ["BoardIO", "Controls"]),
-        .testTarget(name: "CameraTests", dependencies: ["Camera"]),
-        .testTarget(name: "DisplayTests", dependencies: ["Display", "ImageFiles", "TestFixtures"]),
-        .testTarget(name: "VideoTests", dependencies: ["Video", "FilmCore", "System", "CFFmpeg", "CLoopixAV"]),
+        .testTarget(name: "CameraTests", dependencies: ["Camera", "PixelFormats"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Display", "PixelFormats", "ImageFiles", "TestFixtures"]),
+        .testTarget(name: "VideoTests", dependencies: ["Video", "Recording", "FilmCore", "System", "CFFmpeg", "CLoopixAV"]),
         .testTarget(name: "PrintingTests", dependencies: ["Printing", "System", "CCups", "TestFixtures"]),
         .testTarget(name: "ViewfinderTests", dependencies: ["Viewfinder", "ImageFiles", "TestFixtures"]),
-        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON", "Video",
+        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON", "Video", "Recording", "PixelFormats",
                                                          "TestFixtures"]),
         // Hardware-in-the-loop: the real kernel interfaces (vimc, vkms, gpio-sim, i2c-stub) in a
         // VM booted by scripts/hil/run. Skips, saying why, outside the bench.

@@ -7,6 +7,7 @@ import Foundation
 import StrictJSON
 import System
 import Video
+import PixelFormats
 
 /// Why the configuration was rejected: the file, the key path and the problem, on one line:
 /// `/etc/loopix/loopix.json: display.width: 99999 is out of range (allowed 160…3840)`.

@@ -13,6 +13,7 @@ import System
 import Video
 import Viewfinder
 import WebGallery
+import Recording
 
 /// The daemon's brain. Owns `CameraState` and changes it only through `StateRules`; carries
 /// out the effects in one place (`carryOut`); runs the loop on the thread that calls `run()`:

@@ -8,6 +8,7 @@ import System
 import Video
 import Viewfinder
 import WebGallery
+import Recording
 
 /// The live preview from the camera's frame to the screen: the buffers (allocated once per
 /// size), the film engine on every core, the on-screen interface, and the display itself —

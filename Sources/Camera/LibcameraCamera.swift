@@ -2,6 +2,7 @@ import CLibcameraShim
 import FilmCore
 import Foundation
 import System
+import PixelFormats
 
 /// libcamera's camera manager (one per process); owns the shim handle.
 public final class LibcameraManager: @unchecked Sendable {
@@ -189,8 +190,10 @@ public final class LibcameraCamera: CameraSource {
             guard rc == 0 else { throw Self.error(rc, "waiting for a frame") }
             defer { CLibcameraShim_releaseFrame(open, f.cookie) }
             guard f.stream == 0 else { continue }
-            try converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &frame,
-                                  threads: Self.conversionThreads)
+            do {
+                try converter.convert(UnsafeRawBufferPointer(start: f.data, count: Int(f.length)), into: &frame,
+                                      threads: Self.conversionThreads)
+            } catch { throw CameraError.failed(error.description) }
             return Self.metadata(f)
         }
     }
@@ -261,7 +264,7 @@ public final class LibcameraCamera: CameraSource {
             let raw = [UInt8](UnsafeRawBufferPointer(start: f.data, count: Int(f.length)))
             var captured = CapturedStill(metadata: Self.metadata(f), width: w, height: h) {
                 var image = RGBImage(width: w, height: h)
-                try raw.withUnsafeBytes { try converter.convert($0, into: &image) }
+                do { try raw.withUnsafeBytes { try converter.convert($0, into: &image) } } catch { throw CameraError.failed("\(error)") }
                 return image
             }
             if lastSkipped != 0 && f.timestampNs > lastSkipped { captured.skippedFramePeriodNs = f.timestampNs - lastSkipped }

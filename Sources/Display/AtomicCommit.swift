@@ -1,6 +1,7 @@
 import CDRM
 import CLoopixDRM
 import Glibc
+import PixelFormats
 
 /// How `KMSDisplay` puts a buffer on screen.
 public enum FlipAPI: String, Sendable, Equatable, CaseIterable {

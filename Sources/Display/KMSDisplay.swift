@@ -4,6 +4,7 @@ import Controls
 import FilmCore
 import Glibc
 import System
+import PixelFormats
 
 /// What a `KMSDisplay` should drive.
 public struct KMSConfiguration: Sendable, Equatable {

@@ -1,10 +1,9 @@
-import Camera
 import Controls
-import Display
 import FilmCore
 import Foundation
 import System
 import Viewfinder
+import PixelFormats
 
 /// Rounds of measurements: each round runs every measurement once, in the order they were
 /// added (ours and the peers' interleaved), so that a noisy neighbour hits them all alike.

@@ -1,8 +1,7 @@
-import Camera
-import Display
 import FilmCore
 import Foundation
 import System
+import PixelFormats
 
 /// `loopix bench --instructions`: instructions per pixel, counted under valgrind (cachegrind,
 /// no cache simulation) on a small frame — deterministic, so a change of a few percent shows,

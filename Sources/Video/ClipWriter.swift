@@ -44,12 +44,12 @@ public final class ClipWriter {
     /// File length at the end of the last whole fragment (synced).
     private(set) var safeLength: Int64 = 0
     /// Bytes in the file now.
-    private(set) var bytesWritten: Int64 = 0
+    public private(set) var bytesWritten: Int64 = 0
     /// Samples of audio queued for the next AAC frame, per channel, and where they start.
     private var audioFill = 0
     private var audioPTS: Int64 = 0
     /// Video frames written.
-    private(set) var frames = 0
+    public private(set) var frames = 0
     /// Keyframes written: a fragment is whole in the file once the next keyframe began one.
     private var keyframes = 0
     /// sws_scale's source plane pointers and strides, made once (no array per frame).
@@ -275,7 +275,7 @@ public final class ClipWriter {
     /// Queues `count` interleaved 16-bit sample frames (`channels` samples each) that begin at
     /// `time` seconds since the clip began; encodes every whole AAC frame. Samples from before
     /// the clip began are skipped.
-    func encodeAudio(_ samples: UnsafePointer<Int16>, count: Int, channels: Int, time: Double) throws(VideoError) {
+    public func encodeAudio(_ samples: UnsafePointer<Int16>, count: Int, channels: Int, time: Double) throws(VideoError) {
         guard let audio, let audioFrame, let audioStream else { return }
         let frameSize = Int(audioFrame.pointee.nb_samples)
         let rate = Double(audio.pointee.sample_rate)
@@ -330,7 +330,7 @@ public final class ClipWriter {
     /// A clip without one whole fragment has nothing to play and is removed. Returns whether
     /// the file is kept.
     @discardableResult
-    func cutToLastFragment() -> Bool {
+    public func cutToLastFragment() -> Bool {
         finished = true
         guard keyframes > 1 else {
             unlink(path)

@@ -5,7 +5,7 @@ import System
 extension EncoderChoice {
     /// The encoders to try, in order: `auto` is the Pi's hardware encoder when FFmpeg has
     /// `h264_v4l2m2m` and a V4L2 memory-to-memory encoder device is there, then libx264.
-    func candidates(devices: [String] = VideoDevices.encoderNodes()) -> [String] {
+    public func candidates(devices: [String] = VideoDevices.encoderNodes()) -> [String] {
         switch self {
         case .libx264: return ["libx264"]
         case .v4l2m2m: return ["h264_v4l2m2m"]
@@ -19,32 +19,13 @@ extension EncoderChoice {
 }
 
 /// V4L2 devices that encode (memory-to-memory; on a Pi 4 and older `/dev/video11`).
-enum VideoDevices {
-    static func encoderNodes(sysfs: String = "/sys/class/video4linux") -> [String] {
+public enum VideoDevices {
+    public static func encoderNodes(sysfs: String = "/sys/class/video4linux") -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: sysfs)) ?? []
         return names.sorted().filter { node in
             // bcm2835-codec-encode is the Pi's; other m2m encoders name themselves likewise.
             let name = (try? String(contentsOfFile: "\(sysfs)/\(node)/name", encoding: .utf8)) ?? ""
             return name.contains("encode")
         }.map { "/dev/\($0)" }
-    }
-}
-
-extension Recorder {
-    /// Opens a clip with the first encoder of `settings.encoder` that works; a hardware encoder
-    /// that refuses is logged and the next one tried.
-    public static func open(path: String, settings: VideoSettings, metadata: ClipMetadata, startNs: UInt64) throws(VideoError) -> Recorder {
-        var last = VideoError.noEncoder("none tried")
-        for name in settings.encoder.candidates() {
-            do {
-                return try Recorder(path: path, settings: settings, metadata: metadata, encoderName: name, startNs: startNs)
-            } catch {
-                last = error
-                if case .file = error { throw error }
-                if case .storageFull = error { throw error }
-                Log.warning("video encoder \(name): \(error)")
-            }
-        }
-        throw last
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import XCTest
 import ControlProtocol
 @testable import Appliance
+@testable import PixelFormats
 
 final class DisplayConfigTests: XCTestCase {
     private func parse(_ json: String) throws(ConfigError) -> Config {

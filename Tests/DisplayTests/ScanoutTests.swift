@@ -2,6 +2,7 @@ import Controls
 import FilmCore
 import XCTest
 @testable import Display
+@testable import PixelFormats
 
 final class ScanoutTests: XCTestCase {
     /// A frame whose every pixel names its own coordinates: R = x, G = y, B = 7.

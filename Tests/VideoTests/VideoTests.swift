@@ -7,6 +7,7 @@ import System
 import Foundation
 import XCTest
 @testable import Video
+@testable import Recording
 
 /// What ffprobe (FFmpeg's, not ours) says about a file: the first video stream, the format.
 struct Probe {

@@ -1,6 +1,7 @@
 import Dispatch
 import FilmCore
 import Foundation
+import Video
 import System
 
 /// A frame on its way to the encoder: an RGB image at the clip's size. It belongs to one side

@@ -1,5 +1,6 @@
 import CALSA
 import System
+import Video
 
 /// A microphone read through ALSA on a thread of its own: 16-bit interleaved samples, kept
 /// (at most `capacity` seconds; the oldest go when the encoder falls behind) with the

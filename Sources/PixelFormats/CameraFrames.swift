@@ -33,6 +33,12 @@ public enum CameraPixelFormat: Sendable, Equatable {
 }
 
 /// Converts frames of one source geometry into RGB images of one destination size.
+/// A frame whose buffer does not hold what its format, size and stride say.
+public struct FrameMismatch: Error, Equatable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
 public struct FrameConverter: Sendable {
     public let format: CameraPixelFormat
     public let sourceWidth: Int
@@ -80,13 +86,13 @@ public struct FrameConverter: Sendable {
     /// narrower than its width (its chroma rows, half the stride, would not hold them), so that
     /// such a frame is never counted as delivered.
     public func convert(_ source: UnsafeRawBufferPointer, into image: inout RGBImage, threads: Int = 1,
-                        parallel: any ParallelWork = DispatchParallelWork()) throws(CameraError) {
+                        parallel: any ParallelWork = DispatchParallelWork()) throws(FrameMismatch) {
         precondition(image.width == width && image.height == height, "destination is not the converter's size")
         if format == .yuv420 || format == .nv12, stride % 2 != 0 || stride < sourceWidth {
-            throw .failed("a \(sourceWidth)×\(sourceHeight) 4:2:0 frame came with rows \(stride) bytes apart: an even stride of at least its width expected")
+            throw FrameMismatch("a \(sourceWidth)×\(sourceHeight) 4:2:0 frame came with rows \(stride) bytes apart: an even stride of at least its width expected")
         }
         guard source.count >= minimumLength, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-            throw .failed("a \(sourceWidth)×\(sourceHeight) frame arrived in \(source.count) bytes, \(minimumLength) expected")
+            throw FrameMismatch("a \(sourceWidth)×\(sourceHeight) frame arrived in \(source.count) bytes, \(minimumLength) expected")
         }
         image.pixels.withUnsafeMutableBufferPointer { out in
             let src = UInt(bitPattern: base), dst = UInt(bitPattern: out.baseAddress!)
