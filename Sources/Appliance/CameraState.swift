@@ -18,8 +18,17 @@ public struct CameraState: Sendable, Equatable {
     public var mode: Mode = .photo
     /// A clip is being recorded (it goes on if the mode is switched to photo meanwhile).
     public var recording = false
-    /// Photobooth mode: every button (and a touch) is the big button that starts a countdown.
-    public var booth = false
+    /// Photobooth mode and its session (the phase, the shots taken): every button (and a
+    /// touch) is the big button that starts a countdown. Nil: camera mode.
+    public var session: Booth? = nil
+    public var booth: Bool { session != nil }
+    /// The booth's flash or ring light is on (what the session wants between exposures).
+    public var flash = false
+    /// The timelapse running (`capture.interval` or `interval start`); nil when none.
+    public var interval: Intervalometer? = nil
+    /// Whether the camera takes a still while a clip records (the Pi's pipeline streams both;
+    /// vimc must stop the one for the other). A fact of the camera, set at start.
+    public var stillsWhileRecording = true
     public var aeLocked = false
     public var afLocked = false
     public var focusPoint: SIMD2<Double>? = nil

@@ -2,8 +2,9 @@ import ControlProtocol
 import Controls
 
 /// What anyone asks of the camera, whichever way it came: a GPIO button, the encoder, a
-/// touch, a key, a control-socket request (and later the web remote and the booth). Every one
-/// goes through `StateRules.apply`, the one place the state changes.
+/// touch, a key, a control-socket request, the web remote — and what the daemon's own timers
+/// and devices report (a countdown's end, an interval's slot, a photo saved, a recording that
+/// ended by itself). Every one goes through `StateRules.apply`, the one place the state changes.
 public enum Command: Sendable, Equatable {
     /// A button, the encoder, a key or a touch.
     case input(InputEvent)
@@ -17,12 +18,40 @@ public enum Command: Sendable, Equatable {
     case setMode(CameraState.Mode)
     case setGrid(Bool)
     case setHandedness(Handedness)
+    /// The intensity of looks the user has not adjusted (the configuration's, on reload).
+    case setDefaultIntensity(Double)
     /// Start, stop or toggle a recording (start switches to video mode).
     case record(RecordAction)
-    /// The recording ended (stopped, or by itself: storage, camera, encoder) or could not start.
+    /// The recording could not start, or its stop was carried out.
     case recordingEnded
+    /// The recording must end by itself (the storage, the camera, the encoder): why, for the screen.
+    case recordingFailed(String)
     /// Photobooth mode on or off.
     case setBooth(Bool)
+    /// The booth's big button was pressed at this moment (monotonic ns).
+    case boothPress(now: UInt64)
+    /// The booth's clock: a countdown may end (asked `lead` ns early for a camera that needs
+    /// time to reconfigure), a review may be over.
+    case boothTick(now: UInt64, lead: UInt64)
+    /// The booth's shot was taken (its file), or refused (nil).
+    case boothShotTaken(String?, now: UInt64)
+    /// A photo is saved, complete (the booth waits for its shots).
+    case photoSaved(String, now: UInt64)
+    /// A photo was lost on its way to the disk.
+    case photoLost(String)
+    /// The booth's collage is saved, or could not be (nil).
+    case collageSaved(String?, now: UInt64)
+    /// A timelapse: start this schedule (replacing one running), or stop.
+    case startInterval(Intervalometer)
+    case stopInterval
+    /// The interval's clock (wall time, s); `queueFull` when a photo could not be taken now.
+    case intervalTick(now: Double, queueFull: Bool)
+    /// The slot's shot was carried out: taken or not.
+    case intervalShotDone(taken: Bool, now: Double)
+    /// Save the composed screen as a PNG.
+    case snapshot(path: String)
+    /// The simulated camera: a fault for `seconds` (0 ends it).
+    case simulate(ControlRequest.Fault, seconds: Double)
 }
 
 /// Start, stop or toggle (the protocol's words).
@@ -34,6 +63,8 @@ public enum Effect: Sendable, Equatable {
     case capture
     /// A still exposed no earlier than this moment (monotonic ns): the trigger's edge.
     case captureAt(UInt64)
+    /// The shutter is refused, for this reason (shown on the screen, given to the socket).
+    case refuseShutter(String)
     case switchLens
     case cameraControls
     case lookChanged
@@ -42,11 +73,24 @@ public enum Effect: Sendable, Equatable {
     /// Photo ⇄ video: the camera's frames change size.
     case modeChanged
     case startRecording
-    case stopRecording
+    /// Finish the clip; why, when it ends by itself.
+    case stopRecording(reason: String?)
     /// Photobooth mode was switched on or off.
     case boothChanged
-    /// The photobooth's big button: a session starts (a countdown, or the shot at once).
+    /// The photobooth's big button: the controller asks with the press's moment (`boothPress`).
     case boothTrigger
+    /// What the booth's session asks for: a shot, a collage, the review, a print.
+    case booth(Booth.Action)
+    /// The flash's wanted state changed (`CameraState.flash`).
+    case flashChanged
+    /// The interval's schedule changed: keep it on disk (before its slot's shot is taken).
+    case saveInterval
+    /// An interval's slot is skipped, for this reason (logged).
+    case intervalSkipped(slot: Int, reason: String)
+    /// The interval has taken its last slot, or was stopped: its counts.
+    case intervalEnded(taken: Int, skipped: Int, stopped: Bool)
+    case writeSnapshot(String)
+    case injectFault(ControlRequest.Fault, seconds: Double)
 }
 
 /// The result of one command: the effects to carry out, or why it was refused (one line, for
@@ -68,12 +112,15 @@ public struct StateRules: Sendable {
     /// Preset ids in the order next/previous filter walk through them.
     public let presetIDs: [String]
     public let lensCount: Int
+    /// What a booth session is made of, when photobooth mode is switched on.
+    public let boothSettings: BoothSettings
     /// Intensity change per encoder detent.
     public static let intensityStep = 0.05
 
-    public init(presetIDs: [String], lensCount: Int) {
+    public init(presetIDs: [String], lensCount: Int, boothSettings: BoothSettings = BoothSettings()) {
         self.presetIDs = presetIDs
         self.lensCount = max(1, lensCount)
+        self.boothSettings = boothSettings
     }
 
     /// The effects of a button, the encoder, a key or a touch (none is ever refused).
@@ -108,6 +155,9 @@ public struct StateRules: Sendable {
             if s.booth { return .refused("Photobooth mode takes photos only (loopix ctl booth off)") }
             s.mode = mode
             return Outcome([.modeChanged])
+        case .setDefaultIntensity(let value):
+            s.defaultIntensity = min(max(value, 0), 1)
+            return Outcome()
         case .record(let action):
             if s.booth && !s.recording { return .refused("Photobooth mode takes photos only (loopix ctl booth off)") }
             switch action {
@@ -115,7 +165,7 @@ public struct StateRules: Sendable {
                 return Outcome()
             case .stop where s.recording, .toggle where s.recording:
                 s.recording = false
-                return Outcome([.stopRecording])
+                return Outcome([.stopRecording(reason: nil)])
             default:
                 var effects: [Effect] = []
                 if s.mode != .video {
@@ -128,16 +178,18 @@ public struct StateRules: Sendable {
         case .recordingEnded:
             s.recording = false
             return Outcome()
-        case .setBooth(let on):
-            guard on != s.booth else { return Outcome() }
-            if on && s.recording { return .refused("Stop recording first: a booth takes photos") }
-            s.booth = on
-            var effects: [Effect] = [.boothChanged]
-            if on && s.mode != .photo {
-                s.mode = .photo
-                effects.append(.modeChanged)
-            }
-            return Outcome(effects)
+        case .recordingFailed(let reason):
+            guard s.recording else { return Outcome() }
+            s.recording = false
+            return Outcome([.stopRecording(reason: reason)])
+        case .setBooth, .boothPress, .boothTick, .boothShotTaken, .photoSaved, .photoLost, .collageSaved:
+            return booth(command, &s)
+        case .startInterval, .stopInterval, .intervalTick, .intervalShotDone:
+            return interval(command, &s)
+        case .snapshot(let path):
+            return Outcome([.writeSnapshot(path)])
+        case .simulate(let fault, let seconds):
+            return Outcome([.injectFault(fault, seconds: seconds)])
         case .setGrid(let on):
             guard on != s.grid else { return Outcome() }
             s.grid = on
@@ -149,6 +201,8 @@ public struct StateRules: Sendable {
             return Outcome([.settingsChanged])
         }
     }
+
+    static let noStillWhileRecording = "This camera cannot take stills while recording"
 
     private func setEV(_ ev: Double, _ s: inout CameraState) -> [Effect] {
         guard ev != s.ev else { return [] }
@@ -179,10 +233,12 @@ public struct StateRules: Sendable {
         case .shutter:
             // Video mode: the shutter starts and stops recording. Photo mode: a still (also
             // while a clip goes on, where the camera can).
-            return s.mode == .video ? apply(.record(.toggle), to: &s).effects : [.capture]
+            if s.mode == .video { return apply(.record(.toggle), to: &s).effects }
+            return s.recording && !s.stillsWhileRecording ? [.refuseShutter(Self.noStillWhileRecording)] : [.capture]
         case .trigger(let at):
             // Stills only: in video mode a trigger line does nothing.
-            return s.mode == .video ? [] : [.captureAt(at)]
+            if s.mode == .video { return [] }
+            return s.recording && !s.stillsWhileRecording ? [.refuseShutter(Self.noStillWhileRecording)] : [.captureAt(at)]
         case .encoderTurned(let detents):
             switch s.dial {
             case .ev:

@@ -111,4 +111,37 @@ final class CommandPathTests: XCTestCase {
         XCTAssertEqual(inTime.reply?.ok, true)
         XCTAssertTrue(c.state.grid)
     }
+
+    /// A photo the interval's timer takes and a photo a button takes go the same way: the
+    /// shutter's one effect, carried out by the same capture (one still from the camera each,
+    /// one file each); the timer's only adds keeping its schedule on disk around it.
+    func testATimerFiredCaptureAndAButtonCaptureProduceTheSameEffects() throws {
+        let (c, camera, dir) = try makeController()
+        c.supervisor.start()
+        var stills = 0
+        camera.onStill = { stills += 1 }
+        c.perform(.setHandedness(.right))
+        var effects: [Effect] = []
+        c.effectObserver = { effects.append($0) }
+
+        let pressed = c.perform(.input(.rightButton))
+        let buttonEffects = effects
+        XCTAssertNotNil(pressed.photoPath, "\(pressed)")
+        XCTAssertEqual(stills, 1)
+
+        effects = []
+        let now = Date().timeIntervalSince1970
+        c.perform(.startInterval(Intervalometer(Intervalometer.Settings(everySeconds: 3600, count: 1), now: now)))
+        c.intervalClock()
+        let timerEffects = effects.filter { $0 != .saveInterval }
+        XCTAssertEqual(stills, 2, "the timer's slot took one still")
+        XCTAssertEqual(buttonEffects, [.capture])
+        XCTAssertEqual(timerEffects, [.capture, .intervalEnded(taken: 1, skipped: 0, stopped: false)])
+        let shot = try XCTUnwrap(effects.firstIndex(of: .capture))
+        XCTAssertEqual(effects[shot - 1], .saveInterval, "the slot is on disk before its shot: \(effects)")
+        XCTAssertNil(c.state.interval, "one slot, taken: done")
+        c.shutdown(timeout: 30)  // the queue saves both
+        let saved = try FileManager.default.contentsOfDirectory(atPath: dir + "/photos/DCIM/100LOOPX")
+        XCTAssertEqual(saved.filter { $0.hasPrefix(".") == false }.count, 2, "\(saved)")
+    }
 }

@@ -25,7 +25,7 @@ final class StateRulesTests: XCTestCase {
         s.mode = .video
         XCTAssertEqual(rules.apply(.trigger(atNs: 43), to: &s), [])
         s.mode = .photo
-        s.booth = true
+        s.session = Booth(settings: BoothSettings())
         XCTAssertEqual(rules.apply(.trigger(atNs: 44), to: &s), [.boothTrigger])
     }
 
@@ -123,5 +123,82 @@ final class PhotoStorageTests: XCTestCase {
             XCTAssertTrue("\(error)".hasPrefix("storage full (\(dir): "), "\(error)")
         }
         XCTAssertEqual(storage.shotsRemaining(bytesPerPhoto: 1_000_000), 0)
+    }
+
+    private let rules = StateRules(presetIDs: ["clean", "mono", "portra"], lensCount: 3)
+
+    /// A camera that cannot take a still while it records refuses the shutter in the rules,
+    /// whoever presses it; one that can takes it.
+    func testNoStillWhileRecordingOnACameraThatCannot() {
+        var s = CameraState(presetID: "clean", onboardingDone: true)
+        s.stillsWhileRecording = false
+        _ = rules.apply(.record(.start), to: &s)
+        s.mode = .photo  // the clip goes on in photo mode
+        XCTAssertEqual(rules.apply(.shutter, to: &s), [.refuseShutter("This camera cannot take stills while recording")])
+        XCTAssertEqual(rules.apply(.trigger(atNs: 9), to: &s), [.refuseShutter("This camera cannot take stills while recording")])
+        s.stillsWhileRecording = true
+        XCTAssertEqual(rules.apply(.shutter, to: &s), [.capture])
+    }
+
+    /// A recording that ends by itself goes through the rules like a stop: the state first,
+    /// then the stop with its reason; a second report changes nothing.
+    func testARecordingThatFailsEndsThroughTheRules() {
+        var s = CameraState(presetID: "clean", onboardingDone: true)
+        _ = rules.apply(.record(.start), to: &s)
+        XCTAssertEqual(rules.apply(.recordingFailed("Storage full: recording stopped"), to: &s),
+                       Outcome([.stopRecording(reason: "Storage full: recording stopped")]))
+        XCTAssertFalse(s.recording)
+        XCTAssertEqual(rules.apply(.recordingFailed("again"), to: &s), Outcome())
+    }
+
+    /// The booth's countdown ending (a timer) and a press with no countdown ask for the same
+    /// shot; the session's flash follows its phase.
+    func testABoothShotFromTheTimerIsTheShotAPressTakes() {
+        var settings = BoothSettings()
+        settings.countdownSeconds = 0
+        settings.flash = .session
+        let instant = StateRules(presetIDs: ["clean"], lensCount: 1, boothSettings: settings)
+        var a = CameraState(presetID: "clean")
+        XCTAssertEqual(instant.apply(.setBooth(true), to: &a), Outcome([.boothChanged]))
+        XCTAssertEqual(instant.apply(.shutter, to: &a), [.boothTrigger])
+        let pressed = instant.apply(.boothPress(now: 1_000), to: &a)
+
+        settings.countdownSeconds = 3
+        let counting = StateRules(presetIDs: ["clean"], lensCount: 1, boothSettings: settings)
+        var b = CameraState(presetID: "clean")
+        _ = counting.apply(.setBooth(true), to: &b)
+        XCTAssertEqual(counting.apply(.boothPress(now: 0), to: &b), Outcome([.flashChanged]), "the countdown starts, the light goes on")
+        XCTAssertTrue(b.flash)
+        XCTAssertEqual(counting.apply(.boothTick(now: 2_000_000_000, lead: 0), to: &b), Outcome(), "not yet")
+        let ticked = counting.apply(.boothTick(now: 3_000_000_000, lead: 0), to: &b)
+
+        guard case .booth(.capture(let shotA, _))? = pressed.effects.first, case .booth(.capture(let shotB, let due))? = ticked.effects.first else {
+            return XCTFail("\(pressed) \(ticked)")
+        }
+        XCTAssertEqual(shotA, 1)
+        XCTAssertEqual(shotB, 1)
+        XCTAssertEqual(due, 3_000_000_000, "due at the countdown's end")
+        // The shot taken: the session waits for the photo; it saved: the review.
+        XCTAssertEqual(counting.apply(.boothShotTaken("/p/LPX_0001.HEIC", now: 3_100_000_000), to: &b).effects.contains(.flashChanged), true)
+        XCTAssertFalse(b.flash, "the light goes off once the shots are taken")
+        XCTAssertEqual(counting.apply(.photoSaved("/p/LPX_0001.HEIC", now: 4_000_000_000), to: &b), Outcome([.booth(.review("/p/LPX_0001.HEIC"))]))
+        XCTAssertEqual(b.session?.phaseName, "review")
+    }
+
+    /// The interval's slots through the rules: a due slot is kept on disk, then shot with the
+    /// shutter's own effect; one due in booth mode or while recording is skipped with why.
+    func testIntervalSlotsThroughTheRules() {
+        var s = CameraState(presetID: "clean", onboardingDone: true)
+        let schedule = Intervalometer(Intervalometer.Settings(everySeconds: 10, count: 2), now: 100)
+        XCTAssertEqual(rules.apply(.startInterval(schedule), to: &s), Outcome([.saveInterval]))
+        XCTAssertEqual(rules.apply(.intervalTick(now: 100, queueFull: false), to: &s), Outcome([.saveInterval, .capture]))
+        XCTAssertEqual(rules.apply(.intervalShotDone(taken: true, now: 100), to: &s), Outcome([.saveInterval]))
+        XCTAssertEqual(rules.apply(.intervalTick(now: 105, queueFull: false), to: &s), Outcome(), "nothing due")
+        s.recording = true
+        XCTAssertEqual(rules.apply(.intervalTick(now: 110, queueFull: false), to: &s),
+                       Outcome([.saveInterval, .intervalSkipped(slot: 1, reason: "recording"), .saveInterval,
+                                .intervalEnded(taken: 1, skipped: 1, stopped: false), .saveInterval]))
+        XCTAssertNil(s.interval)
+        XCTAssertEqual(rules.apply(.stopInterval, to: &s).refusal, "no interval is running")
     }
 }
