@@ -15,12 +15,17 @@ import Viewfinder
 import WebGallery
 import Recording
 
-/// The daemon's brain. Owns `CameraState` and changes it only through `StateRules`; carries
-/// out the effects in one place (`carryOut`); runs the loop on the thread that calls `run()`:
-/// between frames the queued input (display events, buttons, the control socket's requests,
-/// motion), then one preview frame (`PreviewPipeline`, with the camera kept alive by the
+/// The daemon's brain. Owns `CameraState` and changes it only through `StateRules`
+/// (`perform`); carries out the effects in one place (`carryOut`); runs the loop on the thread
+/// that calls `run()`: between frames the queued input (display events, buttons, the control
+/// socket's requests, motion) and the clocks of the booth and the interval, each a command,
+/// then one preview frame (`PreviewPipeline`, with the camera kept alive by the
 /// `CameraSupervisor`). Photos are developed and saved on the capture queue; nothing here waits
 /// for them.
+///
+/// Its parts, a file each: `Controller+Effects` (perform, carryOut), `+Capture` (the shutter,
+/// what the capture queue reports), `+Booth`, `+Video`, `+Interval`, `+Requests` (the socket's
+/// and the web's requests, status), `+Screen` (the frame and its overlay), `+Reload` (SIGHUP).
 ///
 /// Not `Sendable`: it is confined to the thread that runs it. Other threads reach it through
 /// `handle` (requests, stop, reload) and the capture queue's reports.
@@ -60,11 +65,11 @@ public final class Controller {
     let notifier: ServiceNotifier
     var nextStatusUpdate = Deadline(nanoseconds: 0)
     var nextDateStampCheck = Deadline(nanoseconds: 0)
-    public private(set) var config: Config
+    public internal(set) var config: Config
     let configPath: String?
     var presets: [Preset]
     var rules: StateRules
-    public private(set) var state: CameraState
+    public internal(set) var state: CameraState
     let settingsStore: SettingsStore
     let saveQueue = DispatchQueue(label: "loopix.settings", qos: .utility)
     let storage: PhotoStorage
@@ -392,90 +397,7 @@ public final class Controller {
         setFlash(false)
     }
 
-    /// SIGHUP: takes over what can change while running, names what needs a restart.
-    func reload() {
-        guard let path = configPath else {
-            Log.info("SIGHUP: no configuration file to reload (running on defaults)")
-            return
-        }
-        let fresh: Config
-        do { fresh = try Config.load(path: path) } catch {
-            Log.error("\(error); keeping the previous configuration")
-            return
-        }
-        let freshPresets = Self.loadPresets(fresh)
-        if let problem = fresh.presetProblem(lookIDs: freshPresets.map(\.id)) {
-            Log.error("\(problem); keeping the previous configuration")
-            return
-        }
-        let changed = fresh.changedKeys(from: config)
-        let later = changed.filter { !Config.reloadableKeys.contains($0) }
-        let applied = changed.filter { Config.reloadableKeys.contains($0) }
-        // Apply the live ones; keep the rest as they run now.
-        var next = config
-        next.storage.reserveMB = fresh.storage.reserveMB
-        next.capture = fresh.capture
-        next.license = fresh.license
-        next.snapshot = fresh.snapshot
-        next.defaults = fresh.defaults
-        next.video.bitrateMbps = fresh.video.bitrateMbps
-        next.video.encoder = fresh.video.encoder
-        next.video.x264Preset = fresh.video.x264Preset
-        next.video.keyframeInterval = fresh.video.keyframeInterval
-        next.video.audioDevice = fresh.video.audioDevice
-        next.video.audioChannels = fresh.video.audioChannels
-        next.video.audioSampleRate = fresh.video.audioSampleRate
-        if next.capture.format != config.capture.format || next.capture.keepOriginal != config.capture.keepOriginal
-            || next.capture.raw != config.capture.raw {
-            sizeEstimate = PhotoSizeEstimate()   // what was learnt was for other files
-        }
-        config = next
-        storage.reserveBytes = Int64(next.storage.reserveMB) * 1_048_576
-        captures.reconfigure(capacity: Self.queueCapacity(next, lenses: supervisor.lenses), encoding: Self.encoding(next))
-        perform(.setDefaultIntensity(next.defaults.intensity / 100))
-        if applied.contains(where: { $0.hasPrefix("license.") }) { licensed = Self.checkLicense(next) }
-        // The user presets are read again (a look may have been added), wherever they are now.
-        next.presetsDirectory = fresh.presetsDirectory
-        config = next
-        presets = freshPresets
-        rules = StateRules(presetIDs: presets.map(\.id), lensCount: supervisor.lenses.count, boothSettings: config.booth)
-        if !presets.contains(where: { $0.id == state.presetID }) {
-            Log.warning("look \(state.presetID) is gone; back to \(presets.first?.id ?? "clean")")
-            perform(.selectPreset(presets.first?.id ?? "clean"))
-        } else {
-            pipeline.requestLook(currentPreset, again: true)
-        }
-        settingsStore.retry()
-        guard !changed.isEmpty else {
-            Log.info("reloaded \(path): nothing changed")
-            return
-        }
-        var parts: [String] = []
-        if !applied.isEmpty { parts.append("applied \(applied.joined(separator: ", "))") }
-        if !later.isEmpty { parts.append("needs a restart to take effect: \(later.joined(separator: ", "))") }
-        Log.info("reloaded \(path): " + parts.joined(separator: "; "))
-    }
-
     // MARK: Preview
-
-    func previewFrame() {
-        switch pipeline.withCameraFrame({ supervisor.nextFrame(into: &$0) }) {
-        case .frame:
-            defer { notifier.ready() }  // the first frame is on the screen (or headless: the camera delivers)
-            if let reviewFrame, pipeline.renderStill(reviewFrame, overlay: overlayModel()) { break }
-            let clip = recorder?.takeBuffer()
-            pipeline.render(intensity: state.intensity, grainRate: analyzer.grainRate, overlay: overlayModel(), into: clip)
-            if let clip, let recorder { recorder.submit(clip, timestampNs: clipTimestamp(supervisor.lastMetadata.timestampNs)) }
-        case .waiting:
-            break
-        case .down:
-            // Keep the screen and the socket alive; the supervisor retries now and then. A
-            // missing camera is a state the daemon serves in, not a failed start.
-            pipeline.renderWithoutCamera(overlay: overlayModel())
-            notifier.ready()
-            usleep(33_000)
-        }
-    }
 
     var currentPreset: Preset { presets.first { $0.id == state.presetID } ?? BuiltinPresets.clean }
 
@@ -485,163 +407,9 @@ public final class Controller {
         CameraControls(ev: state.ev, focusPoint: state.focusPoint, aeLocked: state.aeLocked, afLocked: state.afLocked)
     }
 
-    func overlayModel() -> OverlayModel {
-        if let session = state.session { return boothOverlay(session) }
-        var model = OverlayModel()
-        model.grid = state.grid
-        model.ev = state.ev
-        model.evScaleVisible = true
-        model.shutterMarkerVisible = state.onboardingDone
-        model.dial = state.dial == .ev ? .ev : .intensity
-        model.intensity = state.intensity
-        model.intensityVisible = state.dial == .intensity || !intensityVisibleUntil.hasPassed
-        model.presetName = currentPreset.name
-        model.isPro = currentPreset.tier == .pro
-        model.lensLabel = supervisor.currentLens?.label ?? ""
-        model.aeLocked = state.aeLocked
-        model.afLocked = state.afLocked
-        model.focusPoint = state.focusPoint
-        model.mode = state.mode == .photo ? .photo : .video
-        model.shotsRemaining = storage.shotsRemaining(bytesPerPhoto: expectedPhotoBytes)
-        model.recording = state.recording
-        if state.recording {
-            model.elapsedSeconds = Int(recordingElapsed)
-        }
-        if state.mode == .video { model.secondsRemaining = secondsOfVideoLeft }
-        model.shutterOnRight = state.handedness == .right
-        model.watermark = watermarked
-        if let text = supervisor.banner {
-            model.banner = text
-        } else if let b = banner, !b.until.hasPassed {
-            model.banner = b.text
-        }
-        model.prompt = state.onboardingDone ? nil : "Press the button you want as shutter"
-        return model
-    }
-
-    func setBanner(_ text: String) {
-        banner = (text, .after(seconds: 3))
-    }
-
     // MARK: Timelapse
 
     // MARK: Commands and their effects
-
-    /// What carrying out a command gave: the photo's path for a capture, or why it was refused.
-    struct CommandResult {
-        var refusal: String?
-        var photoPath: String?
-        /// A shutter effect (`capture`, `captureAt`) was carried out, taken or refused.
-        var captured = false
-    }
-
-    /// Applies one command (from the display, GPIO, touch, keys or the socket) through the
-    /// rules and carries out its effects. The one way the state changes.
-    @discardableResult
-    func perform(_ command: Command) -> CommandResult {
-        let outcome = rules.apply(command, to: &state)
-        var result = CommandResult(refusal: outcome.refusal)
-        for effect in outcome.effects {
-            carryOut(effect, &result)
-            effectObserver?(effect)
-        }
-        return result
-    }
-
-    func carryOut(_ effect: Effect, _ result: inout CommandResult) {
-        switch effect {
-        case .capture:
-            result.captured = true
-            switch capture() {
-            case .success(let shot): result.photoPath = shot.path
-            case .failure(let refusal):
-                setBanner(refusal.message)
-                result.refusal = refusal.message
-            }
-        case .captureAt(let edge):
-            result.captured = true
-            switch capture(notBefore: edge, trigger: edge) {
-            case .success(let shot): result.photoPath = shot.path
-            case .failure(let refusal): result.refusal = refusal.message
-            }
-        case .refuseShutter(let why):
-            result.captured = true
-            setBanner(why)
-            result.refusal = why
-        case .switchLens:
-            supervisor.switchLens(to: state.lensIndex)
-        case .cameraControls:
-            supervisor.setControls(cameraControls)
-        case .lookChanged:
-            pipeline.requestLook(currentPreset)
-            intensityVisibleUntil = .after(seconds: 1.5)
-        case .intensityChanged:
-            intensityVisibleUntil = .after(seconds: 1.5)
-        case .settingsChanged:
-            saveSettings()
-        case .modeChanged:
-            gradeForMode()
-        case .startRecording:
-            switch startRecording() {
-            case .success(let path): result.photoPath = path
-            case .failure(let refusal):
-                setBanner(refusal.message)
-                result.refusal = refusal.message
-                perform(.recordingEnded)
-            }
-        case .stopRecording(let reason):
-            if let path = stopRecording(reason: reason) { result.photoPath = path }
-        case .boothChanged:
-            boothCopies = [:]
-            reviewFrame = nil
-            Log.info("photobooth mode \(state.booth ? "on" : "off")")
-        case .boothTrigger:
-            if state.session?.phase == .attract { boothCopies = [:] }
-            let pressed = perform(.boothPress(now: MonotonicClock.now()))
-            result.photoPath = result.photoPath ?? pressed.photoPath
-            result.refusal = result.refusal ?? pressed.refusal
-        case .booth(let action):
-            carryOut(action, &result)
-        case .flashChanged:
-            setFlash(state.flash)
-        case .saveInterval:
-            saveInterval()
-        case .intervalSkipped(let slot, let reason):
-            Log.warning("interval: slot \(slot + 1) skipped (\(reason))")
-        case .intervalEnded(let taken, let skipped, let stopped):
-            Log.info("interval: \(stopped ? "stopped" : "done") (\(taken) taken, \(skipped) skipped)")
-        case .writeSnapshot(let path):
-            do {
-                try Snapshot.write(pipeline.composed, to: path, allowed: config.snapshot.directories,
-                                   kept: [config.storage.directory, config.state.directory])
-            } catch {
-                result.refusal = "\(error)"
-            }
-        case .injectFault(let fault, let seconds):
-            guard let faults else {
-                result.refusal = "simulate needs the simulated camera (loopixd --simulate)"
-                return
-            }
-            switch fault {
-            case .stall: faults.inject(seconds > 0 ? .stall(seconds: seconds) : .none)
-            case .disconnect: faults.inject(seconds > 0 ? .disappear : .none)
-            }
-            if fault == .disconnect && seconds > 0 {
-                // The camera comes back after `seconds`, as if replugged.
-                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { faults.inject(.none) }
-            }
-            Log.info("simulated camera: \(fault.rawValue) for \(seconds) s")
-        }
-    }
-
-    func saveSettings() {
-        let settings = Settings(preset: state.presetID, intensities: state.intensities, lensIndex: state.lensIndex, ev: state.ev,
-                                grid: state.grid, handedness: state.handedness, onboardingDone: state.onboardingDone)
-        let store = settingsStore
-        saveQueue.async {
-            do { try store.save(settings) } catch { Log.error("settings not saved: \(error)") }
-        }
-    }
 
     // MARK: Photobooth
 
