@@ -110,6 +110,9 @@ let package = Package(
         // QR codes (libqrencode): the gallery's address on the booth's review screen.
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
+        // The one develop path: a look applied to a photo at full resolution, and the watermark;
+        // what the camera does to each still and `loopix develop` to each file.
+        .target(name: "Darkroom", dependencies: ["FilmCore", "Canvas", "ImageFiles"]),
         // The on-screen interface: overlay model, layout and renderer.
         .target(name: "Viewfinder", dependencies: ["FilmCore", "Canvas", "QRCode"]),
         // libsystemd: sd_notify (READY, STATUS, WATCHDOG) for the service manager.
@@ -117,7 +120,7 @@ let package = Package(
         // The daemon: state and its rules, controller, preview pipeline, camera supervisor,
         // capture, storage, settings, configuration, control server.
         .target(name: "Appliance", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
-                                                  "Camera", "Display", "PixelFormats", "Viewfinder", "Controls", "BoardIO", "Video", "Recording",
+                                                  "Camera", "Display", "PixelFormats", "Viewfinder", "Controls", "BoardIO", "Video", "Recording", "Darkroom",
                                                   "CSystemd", "WebGallery", "Printing"]),
         // `loopix doctor`: checks the machine against the configuration (reads only).
         .target(name: "Doctor", dependencies: ["Appliance", "BoardIO", "Camera", "Display", "ControlProtocol", "Controls",
@@ -128,7 +131,7 @@ let package = Package(
         // It talks to the daemon through ControlProtocol and links none of the device modules
         // (no libcamera, libdrm, SDL2, ALSA, libgpiod, libevdev: LoopixToolTests checks with ldd);
         // its codecs are ImageFiles' and Video's (timelapse clips, the video benchmark).
-        .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol", "Video",
+        .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "Darkroom", "ControlProtocol", "Video",
                                                    "PixelFormats", "Viewfinder", "Controls"]),
         .executableTarget(name: "loopix", dependencies: ["LoopixTool"]),
 

@@ -1,6 +1,7 @@
 import Camera
 import Canvas
 import Dispatch
+import Darkroom
 import FilmCore
 import Foundation
 import ImageFiles
@@ -230,10 +231,8 @@ public final class CaptureQueue: Sendable {
                 rawProblem = "\(job.path): the camera gave no raw frame with this still (no DNG saved)"
             }
         }
-        let look = FilmLook(preset: job.preset, settings: RenderSettings(ev: 0, intensity: job.intensity, grainSeed: job.grainSeed,
-                                                                        dateStamp: job.dateStamp))
-        FilmRenderer(look: look, width: image.width, height: image.height).render(&image, grainFrame: job.grainFrame, threads: threads, parallel: parallel)
-        if job.watermark { Watermark.draw(on: &image) }
+        var darkroom = Darkroom()
+        darkroom.develop(&image, preset: job.preset, recipe: recipe(job), watermark: job.watermark, threads: threads, parallel: parallel)
         var heic = encoding.heic
         heic.parallel = parallel
         for path in try job.format.write(image, to: job.path, metadata: meta, heic: heic, jpegQuality: encoding.jpegQuality) {
@@ -267,22 +266,5 @@ public final class CaptureQueue: Sendable {
     private static func fileSize(_ path: String) -> Int64 {
         var st = stat()
         return stat(path, &st) == 0 ? Int64(st.st_size) : 0
-    }
-}
-
-/// The mark on previews and photos of Pro looks while no license is installed.
-public enum Watermark {
-    public static let text = "LOOPIX PRO - UNLICENSED"
-
-    public static func draw(on image: inout RGBImage) {
-        var canvas = Canvas(image: image)
-        image = RGBImage(width: 1, height: 1)   // drop our reference so the canvas edits in place
-        let scale = max(1, BitmapFont.scale(forCapHeight: canvas.height / 18))
-        let width = BitmapFont.width(of: text, scale: scale)
-        let band = Rect(x: 0, y: canvas.height / 2 - scale * 8, width: canvas.width, height: scale * 16)
-        canvas.fill(band, color: .black, opacity: 0.35)
-        canvas.draw(text: text, at: Point(x: (canvas.width - width) / 2, y: band.y + scale * 4), scale: scale,
-                    color: .white, style: .outline(.black))
-        image = canvas.image
     }
 }

@@ -1,7 +1,7 @@
 /// A 3D colour lookup table in the `.cube` format that Resolve and Adobe write:
 /// `LUT_3D_SIZE N`, optional `TITLE`, `DOMAIN_MIN`/`DOMAIN_MAX` (or Resolve's
 /// `LUT_3D_INPUT_RANGE`), then N³ lines of "r g b" with red changing fastest.
-public struct CubeLUT: Sendable, Equatable, Codable {
+public struct CubeLUT: Sendable, Equatable {
     public var title: String?
     public let size: Int
     public var domainMin: SIMD3<Float>

@@ -13,7 +13,7 @@ extension Preset {
     /// out of each pixel and spread around it with a radial profile close to exp(−r/ρ), ρ a
     /// fraction of the frame diagonal — so preview and photo show the same halo — and the light
     /// spread adds up to the light taken (energy is preserved but for what leaves the frame).
-    public struct Halation: Sendable, Equatable, Codable {
+    public struct Halation: Sendable, Equatable {
         /// 0 (off) … 1: the share of red light above the threshold that is spread.
         public var amount: Double = 0
         /// 0.001…0.05: the red halo's 1/e radius ρ as a fraction of the frame diagonal.

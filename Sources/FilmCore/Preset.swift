@@ -4,7 +4,7 @@
 /// Pipeline order (each stage documented on its parameter type): halation (and a date stamp's
 /// light) → exposure → temperature & tint → saturation → tone curves → split toning → fade → film clamp → vignette → grain →
 /// intensity blend with the original.
-public struct Preset: Sendable, Equatable, Codable {
+public struct Preset: Sendable, Equatable {
     /// Schema version of the JSON form; bump when a field changes meaning.
     public static let currentVersion = 1
 
@@ -30,8 +30,8 @@ public struct Preset: Sendable, Equatable, Codable {
     /// A user preset's 3D LUT (from a `.cube` file) replacing grade, curves and split toning.
     public var colorLUT: CubeLUT?
 
-    public enum Tier: String, Sendable, Codable, CaseIterable { case free, pro }
-    public enum Category: String, Sendable, Codable, CaseIterable { case neutral, color, slide, cinema, blackAndWhite = "bw", user }
+    public enum Tier: String, Sendable, CaseIterable { case free, pro }
+    public enum Category: String, Sendable, CaseIterable { case neutral, color, slide, cinema, blackAndWhite = "bw", user }
 
     public init(id: String, name: String, tier: Tier, category: Category, description: String,
                 grade: Grade = Grade(), curves: Curves = Curves(), splitTone: SplitTone = SplitTone(),
@@ -54,7 +54,7 @@ public struct Preset: Sendable, Equatable, Codable {
     }
 
     /// Exposure, white balance and saturation, in linear light.
-    public struct Grade: Sendable, Equatable, Codable {
+    public struct Grade: Sendable, Equatable {
         /// Exposure bias in stops, −2…2, added to the camera's EV.
         public var exposure: Double = 0
         /// −1 (cool, blue) … 1 (warm, amber).
@@ -73,7 +73,7 @@ public struct Preset: Sendable, Equatable, Codable {
     }
 
     /// Tone curves on display-encoded values: master first, then one per channel.
-    public struct Curves: Sendable, Equatable, Codable {
+    public struct Curves: Sendable, Equatable {
         public var master: ToneCurve = .identity
         public var red: ToneCurve = .identity
         public var green: ToneCurve = .identity
@@ -89,7 +89,7 @@ public struct Preset: Sendable, Equatable, Codable {
     }
 
     /// Colour pushed into the shadows and the highlights, keeping luma.
-    public struct SplitTone: Sendable, Equatable, Codable {
+    public struct SplitTone: Sendable, Equatable {
         /// Degrees, 0…360.
         public var shadowHue: Double = 0
         /// 0…1.
@@ -110,7 +110,7 @@ public struct Preset: Sendable, Equatable, Codable {
     }
 
     /// Output black and white points, like the base density and maximum density of a print.
-    public struct FilmClamp: Sendable, Equatable, Codable {
+    public struct FilmClamp: Sendable, Equatable {
         /// 0…0.5.
         public var black: Double = 0
         /// 0.5…1, above `black`.
@@ -123,7 +123,7 @@ public struct Preset: Sendable, Equatable, Codable {
     }
 
     /// Darkening (or lightening) towards the frame's edges, on display-encoded values.
-    public struct Vignette: Sendable, Equatable, Codable {
+    public struct Vignette: Sendable, Equatable {
         /// −1 (lighten) … 1 (darken the edge fully); 0 is off.
         public var amount: Double = 0
         /// 0…1.5: radius where the falloff starts (1 = the middle of the frame's edge).
@@ -142,7 +142,7 @@ public struct Preset: Sendable, Equatable, Codable {
     }
 
     /// Film grain in the optical-density domain (see `GrainSynthesis`).
-    public struct Grain: Sendable, Equatable, Codable {
+    public struct Grain: Sendable, Equatable {
         /// 0 (off) … 1: RMS granularity σ_D at density 1.0, seen through a pixel of the 12 MP
         /// reference frame, is `0.15 × amount` (see `GrainModel`).
         public var amount: Double = 0
@@ -178,7 +178,7 @@ public struct Preset: Sendable, Equatable, Codable {
 }
 
 /// What changes from frame to frame or shot to shot, outside the preset.
-public struct RenderSettings: Sendable, Equatable, Codable {
+public struct RenderSettings: Sendable, Equatable {
     /// Exposure compensation in stops, −3…3 (the camera's EV dial).
     public var ev: Double
     /// 0 (the original, bit for bit) … 1 (the full look).

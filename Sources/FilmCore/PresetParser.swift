@@ -71,12 +71,14 @@ public enum PresetParser {
         guard (1...48).contains(name.count) else { throw fail("name", "must be 1 to 48 characters") }
         let description = try reader.optionalString("description") ?? "User preset"
 
+        // A field the file leaves out keeps the value Preset's own initialisers give it: the
+        // defaults are written once, there.
         var preset = Preset(id: id, name: name, tier: .pro, category: .user, description: description)
         try reader.section("grade") { r throws(PresetError) in
-            preset.grade.exposure = try r.number("exposure", default: 0)
-            preset.grade.temperature = try r.number("temperature", default: 0)
-            preset.grade.tint = try r.number("tint", default: 0)
-            preset.grade.saturation = try r.number("saturation", default: 1)
+            preset.grade.exposure = try r.number("exposure", default: preset.grade.exposure)
+            preset.grade.temperature = try r.number("temperature", default: preset.grade.temperature)
+            preset.grade.tint = try r.number("tint", default: preset.grade.tint)
+            preset.grade.saturation = try r.number("saturation", default: preset.grade.saturation)
         }
         try reader.section("curves") { r throws(PresetError) in
             preset.curves.master = try r.curve("master")
@@ -85,25 +87,25 @@ public enum PresetParser {
             preset.curves.blue = try r.curve("blue")
         }
         try reader.section("splitTone") { r throws(PresetError) in
-            preset.splitTone.shadowHue = try r.number("shadowHue", default: 0)
-            preset.splitTone.shadowSaturation = try r.number("shadowSaturation", default: 0)
-            preset.splitTone.highlightHue = try r.number("highlightHue", default: 0)
-            preset.splitTone.highlightSaturation = try r.number("highlightSaturation", default: 0)
-            preset.splitTone.balance = try r.number("balance", default: 0)
+            preset.splitTone.shadowHue = try r.number("shadowHue", default: preset.splitTone.shadowHue)
+            preset.splitTone.shadowSaturation = try r.number("shadowSaturation", default: preset.splitTone.shadowSaturation)
+            preset.splitTone.highlightHue = try r.number("highlightHue", default: preset.splitTone.highlightHue)
+            preset.splitTone.highlightSaturation = try r.number("highlightSaturation", default: preset.splitTone.highlightSaturation)
+            preset.splitTone.balance = try r.number("balance", default: preset.splitTone.balance)
         }
-        preset.fade = try reader.number("fade", default: 0)
+        preset.fade = try reader.number("fade", default: preset.fade)
         try reader.section("clamp") { r throws(PresetError) in
-            preset.clamp.black = try r.number("black", default: 0)
-            preset.clamp.white = try r.number("white", default: 1)
+            preset.clamp.black = try r.number("black", default: preset.clamp.black)
+            preset.clamp.white = try r.number("white", default: preset.clamp.white)
         }
         try reader.section("vignette") { r throws(PresetError) in
-            preset.vignette.amount = try r.number("amount", default: 0)
-            preset.vignette.midpoint = try r.number("midpoint", default: 0.5)
-            preset.vignette.roundness = try r.number("roundness", default: 0)
-            preset.vignette.feather = try r.number("feather", default: 0.5)
+            preset.vignette.amount = try r.number("amount", default: preset.vignette.amount)
+            preset.vignette.midpoint = try r.number("midpoint", default: preset.vignette.midpoint)
+            preset.vignette.roundness = try r.number("roundness", default: preset.vignette.roundness)
+            preset.vignette.feather = try r.number("feather", default: preset.vignette.feather)
         }
         try reader.section("grain") { r throws(PresetError) in
-            let d = Preset.Grain()
+            let d = preset.grain
             preset.grain.amount = try r.number("amount", default: d.amount)
             preset.grain.size = try r.number("size", default: d.size)
             preset.grain.roughness = try r.number("roughness", default: d.roughness)
@@ -114,7 +116,7 @@ public enum PresetParser {
             preset.grain.worley = try r.number("worley", default: d.worley)
         }
         try reader.section("halation") { r throws(PresetError) in
-            let d = Preset.Halation()
+            let d = preset.halation
             preset.halation.amount = try r.number("amount", default: d.amount)
             preset.halation.radius = try r.number("radius", default: d.radius)
             preset.halation.threshold = try r.number("threshold", default: d.threshold)

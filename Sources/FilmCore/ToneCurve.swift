@@ -1,7 +1,7 @@
 /// A tone curve through five control points at input 0, ¼, ½, ¾ and 1 (shadows, darks,
 /// midtones, lights, highlights): a monotone cubic (Fritsch–Carlson) that passes through
 /// every point and never overshoots them, so a rising set of points gives a rising curve.
-public struct ToneCurve: Sendable, Equatable, Codable {
+public struct ToneCurve: Sendable, Equatable {
     /// Output levels at inputs 0, 0.25, 0.5, 0.75, 1; each 0…1 and non-decreasing.
     public var points: [Double] {
         didSet { spline = MonotoneCubic(xs: Self.inputs, ys: points) }

@@ -1,3 +1,4 @@
+import Darkroom
 import FilmCore
 import Foundation
 import ImageFiles
@@ -136,8 +137,8 @@ public enum DevelopCommand {
         let library = try PresetLibrary.load(directory: o.presetsDirectory, required: o.presetsDirectory != PresetLibrary.defaultDirectory)
         for problem in library.problems { log("loopix: warning: \(problem)") }
         let chosen = try library.look(o.presetID)
-        // Compiled when the first photo has been read: a batch of unreadable files fails at once.
-        var look: FilmLook?
+        // The look is compiled when the first photo has been read: a batch of unreadable files fails at once.
+        var darkroom = Darkroom()
         let format = o.format ?? .heic
         var heic = HEICOptions(x265Preset: o.x265Preset)
         if let q = o.quality { heic.quality = Double(q) / 100 }
@@ -148,39 +149,33 @@ public enum DevelopCommand {
             }
         }
         let progress = ProgressBar(total: o.inputs.count, enabled: o.inputs.count > 1 && isatty(STDERR_FILENO) == 1)
-        var renderer: FilmRenderer?
         var failed = 0
         for (index, input) in o.inputs.enumerated() {
             progress.show(done: index, current: input)
             do {
                 let source = try readSource(input, limit: o.pixelLimit)
                 // The look, as asked or as the negative's recipe says.
-                let preset: Preset, settings: RenderSettings, grainFrame: UInt64
+                let preset: Preset, recipe: DevelopRecipe, ev: Double
                 if o.same {
-                    guard let recipe = source.recipe else {
+                    guard let kept = source.recipe else {
                         throw ToolError("\(input): no Loopix develop recipe in it (not a Loopix DNG); give a look with -p instead of --same")
                     }
-                    preset = try library.look(recipe.presetID)
-                    settings = RenderSettings(ev: 0, intensity: recipe.intensity, grainSeed: recipe.grainSeed, dateStamp: recipe.dateStamp)
-                    grainFrame = recipe.grainFrame
+                    preset = try library.look(kept.presetID)
+                    recipe = kept
+                    ev = 0
                 } else {
                     preset = chosen
                     // With a date stamp each photo has its own text, so its own look.
-                    settings = RenderSettings(ev: o.ev, intensity: o.intensity, grainSeed: o.grainSeed,
-                                              dateStamp: o.dateStamp?.text(for: source.captureDate))
-                    grainFrame = 0
+                    recipe = DevelopRecipe(presetID: chosen.id, presetName: chosen.name, intensity: o.intensity, grainSeed: o.grainSeed,
+                                           grainFrame: 0, dateStamp: o.dateStamp?.text(for: source.captureDate))
+                    ev = o.ev
                 }
                 let output = outputPath(for: input, options: o, preset: preset, format: format)
                 if !o.force && FileManager.default.fileExists(atPath: output) {
                     throw ToolError("\(output): already exists (use --force to replace it)")
                 }
                 var image = source.image
-                if look?.preset.id != preset.id || look?.settings != settings { look = nil }
-                if look == nil || renderer?.width != image.width || renderer?.height != image.height {
-                    if look == nil { look = FilmLook(preset: preset, settings: settings) }
-                    renderer = FilmRenderer(look: look!, width: image.width, height: image.height)
-                }
-                renderer!.render(&image, grainFrame: grainFrame, threads: o.threads)
+                darkroom.develop(&image, preset: preset, recipe: recipe, ev: ev, threads: o.threads)
                 var metadata = source.metadata
                 metadata.presetName = preset.name
                 try ImageWriter.write(image, to: output, format: format, metadata: metadata, heic: heic,
