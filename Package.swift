@@ -51,7 +51,7 @@ let package = Package(
         .systemLibrary(name: "CRaw", providers: [.apt(["libraw-dev"])]),
 
         // Photo files: HEIC (libheif), JPEG, PNG, EXIF, ICC, DNG (libtiff, libraw); atomic writes.
-        .target(name: "ImageFiles", dependencies: ["System", "FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim", "CLoopixSys",
+        .target(name: "ImageFiles", dependencies: ["System", "FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim",
                                                    "CTiff", "CTiffShim", "CRaw"]),
 
         // The control socket's language: requests, replies, the client, the license format

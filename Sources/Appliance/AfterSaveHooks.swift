@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLoopixSys
 import Foundation
 import System
 
@@ -30,7 +29,7 @@ public struct AfterSaveSettings: Sendable, Equatable {
 /// Runs the after-save command for each saved photo, on a thread of its own, so the camera never
 /// waits for an upload: `saved(_:)` only queues. A hook that fails or runs out of time is one
 /// log line; the photo is saved already. Each hook runs under a keeper process
-/// (`CLoopixSys_spawnKept`) that everything it starts stays under, even through `setsid` or a
+/// (`KeptProcess`) that everything it starts stays under, even through `setsid` or a
 /// double fork: a hook has finished when all of it has, and its time limit (or the daemon
 /// stopping, or dying) ends all of it: SIGTERM, then SIGKILL 5 s later.
 public final class AfterSaveHooks: Sendable {
@@ -175,19 +174,15 @@ public final class AfterSaveHooks: Sendable {
         }
     }
 
-    /// The hook under its keeper (`CLoopixSys_spawnKept`), with the daemon's environment and `LOOPIX_PATH`.
+    /// The hook under its keeper (`KeptProcess`), with the daemon's environment and `LOOPIX_PATH`.
     private static func spawn(_ arguments: [String], path: String) -> Result<pid_t, Errno> {
         var environment = ProcessInfo.processInfo.environment
         environment["LOOPIX_PATH"] = path
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+        do throws(Errno) {
+            return .success(try KeptProcess.spawn(arguments, environment: environment, graceMilliseconds: Int32(killGraceNs / 1_000_000)))
+        } catch {
+            return .failure(error)
         }
-        var pid: pid_t = 0
-        let rc = CLoopixSys_spawnKept(argv, envp, Int32(killGraceNs / 1_000_000), &pid)
-        return rc == 0 ? .success(pid) : .failure(Errno(rc))
     }
 
     private static func format(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }

@@ -66,7 +66,7 @@ enum Snapshot {
             if isKept(directory.rawValue) { throw refuse("snapshots never go where the photos or the daemon's state are kept") }
         }
         do {
-            try ImageWriter.write(frame, inDirectory: directory.rawValue, name: name, path: path, format: .png, replace: false)
+            try ImageWriter.write(frame, inDirectory: directory, name: name, path: path, format: .png, replace: false)
         } catch ImageFileError.alreadyExists {
             throw refuse("a file of that name exists; a snapshot never replaces a file")
         } catch {

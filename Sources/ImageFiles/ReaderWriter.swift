@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import FilmCore
+import System
 
 /// A decoded photo and the EXIF it carried.
 public struct DecodedPhoto: Sendable, Equatable {
@@ -100,10 +101,10 @@ public enum ImageWriter {
     /// The same, as `name` inside an open directory (see `AtomicFile.write(inDirectory:…)`):
     /// for writes that must not follow a path that can change under them. `path` names the
     /// file in errors.
-    public static func write(_ image: RGBImage, inDirectory directory: Int32, name: String, path: String, format: ImageFormat,
+    public static func write(_ image: RGBImage, inDirectory directory: borrowing FileDescriptor, name: String, path: String, format: ImageFormat,
                              replace: Bool = false) throws {
         var st = stat()
-        if !replace && fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { throw ImageFileError.alreadyExists(path: path) }
+        if !replace && fstatat(directory.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { throw ImageFileError.alreadyExists(path: path) }
         let bytes = try encode(image, format: format, metadata: nil, heic: HEICOptions(), jpegQuality: 92, path: path)
         try AtomicFile.write(bytes, inDirectory: directory, name: name, path: path, replace: replace)
     }
