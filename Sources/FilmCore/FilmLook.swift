@@ -115,6 +115,10 @@ public struct FrameWindow: Sendable, Equatable {
 /// the grain texture for this pixel size and its density table, the light stage's buffers
 /// (halation's reduced frame, the date stamp's light). Everything is allocated here;
 /// `render` allocates nothing, so it is what the preview loop calls for every frame.
+///
+/// `@unchecked Sendable`: the look and the tables are read-only once made; `render` (one call
+/// at a time, the caller's) fills the light stage before handing out rows, and each worker
+/// writes only its rows and its own scratch row.
 public final class FilmRenderer: @unchecked Sendable {
     public let look: FilmLook
     public let width: Int
@@ -229,6 +233,8 @@ public final class FilmRenderer: @unchecked Sendable {
             return
         }
         // Strips of 16 rows, each worker taking the next one left (see `performInStrips`).
+        // The buffers as addresses (pointers are not Sendable): both outlive the call, which
+        // returns when every strip is done, and each strip writes only its own rows.
         let src = UInt(bitPattern: source), dst = UInt(bitPattern: destination)
         parallel.performInStrips(rows: height, stripRows: 16, workers: threads) { rows, worker in
             self.renderRows(rows, source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!,

@@ -44,6 +44,10 @@ struct LightTables: Sendable {
 /// interpolated back row by row) and a date stamp's light. `prepare` makes the frame's halo
 /// before its rows render; `fillRow` then writes each row's added light into a worker's
 /// scratch row. All buffers are allocated here: nothing per frame.
+///
+/// `@unchecked Sendable`: its buffers are written by `prepare` (each worker its own rows of the
+/// reduced frame, before any row renders) and only read afterwards, but for each worker's own
+/// scratch row in `fillRow`.
 final class LightStage: @unchecked Sendable {
     let width: Int
     let height: Int
@@ -167,6 +171,8 @@ final class LightStage: @unchecked Sendable {
     func prepare(source: UnsafePointer<UInt8>, threads: Int = 1, parallel: any ParallelWork = DispatchParallelWork()) {
         guard halation, let kernel else { return }
         let n = gridWidth * gridHeight
+        // The frame as an address (pointers are not Sendable): it outlives the call, and the
+        // workers only read it, each writing its own rows of the reduced frame.
         let src = UInt(bitPattern: source)
         parallel.performInStrips(rows: lowHeight, stripRows: 1, workers: threads) { rows, _ in
             for j in rows { self.reduceRow(j, source: UnsafePointer(bitPattern: src)!) }

@@ -43,6 +43,8 @@ enum HEICGrid {
         let workers = max(1, min(options.encoders, count))
         let progress = Locked((next: 0, tiles: [Tile?](repeating: nil, count: count), failure: nil as Error?))
         image.pixels.withUnsafeBytes { src in
+            // The image as an address (pointers are not Sendable): it outlives `perform`, and the
+            // encoders only read it.
             let base = UInt(bitPattern: src.baseAddress!)
             options.parallel.perform(iterations: workers) { _ in
                 let rowBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 2 * tw * 3)

@@ -95,6 +95,8 @@ public struct FrameConverter: Sendable {
             throw FrameMismatch("a \(sourceWidth)×\(sourceHeight) frame arrived in \(source.count) bytes, \(minimumLength) expected")
         }
         image.pixels.withUnsafeMutableBufferPointer { out in
+            // Addresses, not pointers (which are not Sendable): both buffers outlive the call and
+            // each band writes only its own rows.
             let src = UInt(bitPattern: base), dst = UInt(bitPattern: out.baseAddress!)
             parallel.performInBands(rows: height, threads: threads) { rows in
                 self.convertRows(rows, source: UnsafePointer(bitPattern: src)!, destination: UnsafeMutablePointer(bitPattern: dst)!)

@@ -134,6 +134,8 @@ public struct ScanoutMap: Sendable, Equatable {
         precondition(frame.width == sourceWidth && frame.height == sourceHeight, "frame size does not match the scan-out map")
         guard contentWidth > 0 else { return }
         frame.pixels.withUnsafeBufferPointer { src in
+            // Addresses, not pointers (which are not Sendable): both buffers outlive the call and
+            // each band writes only its own rows of the screen's buffer.
             let s = UInt(bitPattern: src.baseAddress!), b = UInt(bitPattern: base)
             parallel.performInBands(rows: contentHeight, threads: threads) { rows in
                 self.convertRows(rows, source: UnsafePointer(bitPattern: s)!, into: UnsafeMutableRawPointer(bitPattern: b)!,

@@ -92,11 +92,19 @@ public struct HTTPError: Error, Equatable, CustomStringConvertible {
 /// libmicrohttpd through CLoopixHTTP: one thread per connection (so a handler may block), the
 /// limits above. The handler runs on the connection's thread, lowered to nice +10 so that
 /// serving never takes the CPU from the preview. Owns the C server; `stop()` (or deinit) ends it.
+///
+/// The one exception to DESIGN's rule that no Swift closure runs on a C library's thread: in
+/// libmicrohttpd's thread-per-connection mode each connection's thread serves that connection
+/// only and is the library's for nothing else, so the handler may block there (a stream waiting
+/// for its next frame) without holding up anyone; handing each request to a thread of ours and
+/// waiting for it would add a hop and a queue and gain nothing. Handlers reach the camera only
+/// through `PendingRequest`, as the socket does.
 public final class HTTPServer: @unchecked Sendable {
     // @unchecked: `server` is set once in init and cleared once in stop, under `lock`.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
-    private final class Box: @unchecked Sendable {
+    /// The handler, carried through C as the server's context.
+    private final class Box: Sendable {
         let handler: Handler
         init(_ handler: @escaping Handler) { self.handler = handler }
     }
