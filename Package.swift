@@ -112,7 +112,7 @@ let package = Package(
         .target(name: "QRCode", dependencies: ["CQREncode"]),
         // The one develop path: a look applied to a photo at full resolution, and the watermark;
         // what the camera does to each still and `loopix develop` to each file.
-        .target(name: "Darkroom", dependencies: ["FilmCore", "Canvas", "ImageFiles"]),
+        .target(name: "Darkroom", dependencies: ["System", "FilmCore", "Canvas", "ImageFiles"]),
         // The on-screen interface: overlay model, layout and renderer.
         .target(name: "Viewfinder", dependencies: ["FilmCore", "Canvas", "QRCode"]),
         // libsystemd: sd_notify (READY, STATUS, WATCHDOG) for the service manager.
@@ -143,6 +143,7 @@ let package = Package(
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore", "TestFixtures"]),
         .testTarget(name: "CanvasTests", dependencies: ["Canvas"]),
+        .testTarget(name: "DarkroomTests", dependencies: ["Darkroom", "FilmCore", "TestFixtures"]),
         .testTarget(name: "ImageFilesTests", dependencies: ["ImageFiles", "System"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "StrictJSON"]),
         .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles", "ControlProtocol", "Appliance", "System"]),

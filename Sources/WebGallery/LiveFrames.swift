@@ -9,11 +9,10 @@ import System
 /// second; the viewers' threads (low priority) take the newest frame and encode it. Viewers
 /// are counted and bounded: a viewer past `maxViewers` is turned away.
 public final class LiveFrames: @unchecked Sendable {
-    // @unchecked: every field below is under `mutex`/`condition`.
+    // @unchecked: every field below is under `guarded`.
     public let maxViewers: Int
     public let framesPerSecond: Int
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let guarded = ConditionLock()
     private var frame = RGBImage(width: 1, height: 1)
     private var sequence = 0
     private var viewers = 0
@@ -23,84 +22,64 @@ public final class LiveFrames: @unchecked Sendable {
     public init(maxViewers: Int = 2, framesPerSecond: Int = 10) {
         self.maxViewers = maxViewers
         self.framesPerSecond = max(1, framesPerSecond)
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
     }
 
     /// Whether the controller should offer this frame: someone watches and it is time (one
     /// uncontended lock a frame).
     public var wanted: Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return viewers > 0 && MonotonicClock.now() >= nextOffer
+        guarded.withLock { viewers > 0 && MonotonicClock.now() >= nextOffer }
     }
 
     /// Copies `image` in (the buffer is made again only when the size changes).
     public func offer(_ image: RGBImage) {
-        pthread_mutex_lock(mutex)
-        if frame.width != image.width || frame.height != image.height {
-            frame = image                       // a new size: this copy is the new buffer
-            frame.pixels.withUnsafeMutableBytes { _ in }   // make it unique now, not later
-        } else {
-            frame.pixels.withUnsafeMutableBytes { dst in image.pixels.withUnsafeBytes { dst.copyMemory(from: $0) } }
+        guarded.withLock {
+            if frame.width != image.width || frame.height != image.height {
+                frame = image                       // a new size: this copy is the new buffer
+                frame.pixels.withUnsafeMutableBytes { _ in }   // make it unique now, not later
+            } else {
+                frame.pixels.withUnsafeMutableBytes { dst in image.pixels.withUnsafeBytes { dst.copyMemory(from: $0) } }
+            }
+            sequence += 1
+            nextOffer = MonotonicClock.now() + 1_000_000_000 / UInt64(framesPerSecond)
+            guarded.broadcast()
         }
-        sequence += 1
-        nextOffer = MonotonicClock.now() + 1_000_000_000 / UInt64(framesPerSecond)
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
     }
 
     /// Wakes every viewer and refuses new ones (the daemon stops).
     public func close() {
-        pthread_mutex_lock(mutex)
-        closed = true
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
+        guarded.withLock {
+            closed = true
+            guarded.broadcast()
+        }
     }
 
     /// Joins as a viewer; nil when there are `maxViewers` already.
     func join() -> Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        guard !closed, viewers < maxViewers else { return false }
-        viewers += 1
-        return true
+        guarded.withLock {
+            guard !closed, viewers < maxViewers else { return false }
+            viewers += 1
+            return true
+        }
     }
 
     func leave() {
-        pthread_mutex_lock(mutex)
-        viewers -= 1
-        pthread_mutex_unlock(mutex)
+        guarded.withLock { viewers -= 1 }
     }
 
     public var viewerCount: Int {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return viewers
+        guarded.withLock { viewers }
     }
 
     /// Waits (at most `timeout` s) for a frame newer than `after`; a copy of it and its number.
     func next(after: Int, timeout: Double) -> (RGBImage, Int)? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        let deadline = Deadline.after(seconds: timeout)
-        while sequence <= after && !closed && !deadline.hasPassed {
-            var ts = timespec()
-            clock_gettime(CLOCK_REALTIME, &ts)
-            let ns = Int(ts.tv_nsec) + 100_000_000
-            ts.tv_sec += ns / 1_000_000_000
-            ts.tv_nsec = ns % 1_000_000_000
-            pthread_cond_timedwait(condition, mutex, &ts)
+        guarded.withLock {
+            let deadline = Deadline.after(seconds: timeout)
+            while sequence <= after && !closed && !deadline.hasPassed {
+                guarded.wait(until: deadline)
+            }
+            guard sequence > after, !closed else { return nil }
+            return (frame, sequence)
         }
-        guard sequence > after, !closed else { return nil }
-        return (frame, sequence)
     }
 }
 

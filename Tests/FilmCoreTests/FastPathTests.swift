@@ -1,3 +1,4 @@
+import TestFixtures
 import XCTest
 @testable import FilmCore
 
@@ -99,16 +100,6 @@ final class FastPathTests: XCTestCase {
         }
         XCTAssertEqual(snapshot.pixels, expected.pixels, "done when the first worker returned")
         XCTAssertEqual(out, expected.pixels)
-    }
-
-    /// Runs the first iteration, then `afterFirst`, then the others, one after another.
-    struct OneWorkerAfterAnother: ParallelWork {
-        let afterFirst: @Sendable () -> Void
-        func perform(iterations: Int, _ body: @Sendable (Int) -> Void) {
-            body(0)
-            afterFirst()
-            for i in 1..<max(iterations, 1) { body(i) }
-        }
     }
 
     final class Snapshot: @unchecked Sendable { // @unchecked: written and read on the test's thread only

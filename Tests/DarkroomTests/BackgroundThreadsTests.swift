@@ -1,6 +1,8 @@
 import Dispatch
-@testable import FilmCore
+@testable import Darkroom
+import FilmCore
 import Foundation
+import TestFixtures
 import XCTest
 
 /// The low-priority threads photos are developed on.
@@ -82,7 +84,7 @@ final class BackgroundThreadsTests: XCTestCase {
     /// first has finished finds none; a frame of one strip runs on the caller alone.
     func testStripsCoverEveryRowOnceAndALateWorkerFindsNoneLeft() {
         let rows = Counts(100), workers = Counts(3), sizes = Counts(17)
-        FastPathTests.OneWorkerAfterAnother {}.performInStrips(rows: 100, stripRows: 16, workers: 3) { strip, worker in
+        OneWorkerAfterAnother {}.performInStrips(rows: 100, stripRows: 16, workers: 3) { strip, worker in
             for y in strip { rows.add(y) }
             workers.add(worker)
             sizes.add(strip.count)
