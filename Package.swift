@@ -24,10 +24,14 @@ let package = Package(
         // lanes (SIMD16) are generic code that -Onone leaves unspecialised, some ten times
         // slower per pixel than the scalar loops they replaced, and the tests run the engine,
         // and a debug loopixd, at the frame rates of the real thing.
-        .target(name: "FilmCore", dependencies: ["StrictJSON"],
+        // The image every module exchanges (8-bit RGB) and parallel work over its rows: below the
+        // film engine, so that drawing, cameras, screens and clips need no engine for a picture.
+        // Optimised in debug builds like FilmCore, whose loops inline it.
+        .target(name: "Raster", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        .target(name: "FilmCore", dependencies: ["StrictJSON", "Raster"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Software drawing (rectangles, lines, a built-in bitmap font) for contact sheets and overlays.
-        .target(name: "Canvas", dependencies: ["FilmCore"]),
+        .target(name: "Canvas", dependencies: ["Raster"]),
 
         // C libraries, each wrapped in exactly one Swift module: a `[system]` module map, the
         // pkg-config name and the Debian package that provides it (written out literally:
@@ -51,7 +55,7 @@ let package = Package(
         .systemLibrary(name: "CRaw", providers: [.apt(["libraw-dev"])]),
 
         // Photo files: HEIC (libheif), JPEG, PNG, EXIF, ICC, DNG (libtiff, libraw); atomic writes.
-        .target(name: "ImageFiles", dependencies: ["System", "FilmCore", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim",
+        .target(name: "ImageFiles", dependencies: ["System", "FilmCore", "Raster", "CHeif", "CLcms2", "CExif", "CJpeg", "CPng", "CImageShim",
                                                    "CTiff", "CTiffShim", "CRaw"]),
 
         // The control socket's language: requests, replies, the client, the license format
@@ -77,16 +81,16 @@ let package = Package(
         // RGB (`FrameConverter`), the engine's RGB to a screen's buffer (`ScanoutMap`), display
         // modes and connector names. Here, not in Camera or Display, so that `loopix bench`
         // measures them without linking a device library.
-        .target(name: "PixelFormats", dependencies: ["FilmCore", "Controls"]),
+        .target(name: "PixelFormats", dependencies: ["FilmCore", "Raster", "Controls"]),
         // Cameras: the CameraSource interface, the lens table, the simulated camera, the libcamera backend.
-        .target(name: "Camera", dependencies: ["System", "StrictJSON", "FilmCore", "Controls", "PixelFormats", "CLibcameraShim"]),
+        .target(name: "Camera", dependencies: ["System", "StrictJSON", "FilmCore", "Raster", "Controls", "PixelFormats", "CLibcameraShim"]),
         // Displays: the DisplaySink interface and its sinks: KMS (libdrm), SDL2 window, headless.
         .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
         // CLoopixDRM holds the dumb-buffer ioctls, mmap and flip-event reads that Swift cannot
         // make (kernel UAPI, no libdrm link).
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .target(name: "CLoopixDRM"),
-        .target(name: "Display", dependencies: ["System", "FilmCore", "Controls", "ImageFiles", "PixelFormats", "CSDL2", "CDRM", "CLoopixDRM"]),
+        .target(name: "Display", dependencies: ["System", "Raster", "Controls", "ImageFiles", "PixelFormats", "CSDL2", "CDRM", "CLoopixDRM"]),
         // Video: H.264 and AAC through FFmpeg's libraries (libavcodec, libavformat, libswscale,
         // libavutil; CLoopixAV holds their macros and the differences between FFmpeg 5.1 and 7.1)
         // into fragmented MP4. A codec, like libheif: no device.
@@ -94,15 +98,15 @@ let package = Package(
                        providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"])]),
         .target(name: "CLoopixAV", dependencies: ["CFFmpeg"]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .target(name: "Video", dependencies: ["System", "FilmCore", "CFFmpeg", "CLoopixAV"]),
+        .target(name: "Video", dependencies: ["System", "Raster", "CFFmpeg", "CLoopixAV"]),
         // Recording a clip: graded frames and sound from a microphone (ALSA) into Video's writer,
         // on a thread of its own.
-        .target(name: "Recording", dependencies: ["System", "FilmCore", "Video", "CALSA"]),
+        .target(name: "Recording", dependencies: ["System", "Raster", "Video", "CALSA"]),
         // The web gallery and remote: libmicrohttpd behind a small C face (its start function
         // is variadic), the gallery's routes, JPEGs and thumbnails made on demand, the live MJPEG.
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "CLoopixHTTP", dependencies: ["CMicroHTTPD"]),
-        .target(name: "WebGallery", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
+        .target(name: "WebGallery", dependencies: ["System", "StrictJSON", "FilmCore", "Raster", "Canvas", "ImageFiles", "ControlProtocol",
                                                    "Video", "CLoopixHTTP"]),
         // Printing through CUPS (libcups): the booth's prints.
         .systemLibrary(name: "CCups", providers: [.apt(["libcups2-dev"])]),
@@ -112,14 +116,14 @@ let package = Package(
         .target(name: "QRCode", dependencies: ["CQREncode"]),
         // The one develop path: a look applied to a photo at full resolution, and the watermark;
         // what the camera does to each still and `loopix develop` to each file.
-        .target(name: "Darkroom", dependencies: ["System", "FilmCore", "Canvas", "ImageFiles"]),
+        .target(name: "Darkroom", dependencies: ["System", "FilmCore", "Raster", "Canvas", "ImageFiles"]),
         // The on-screen interface: overlay model, layout and renderer.
-        .target(name: "Viewfinder", dependencies: ["FilmCore", "Canvas", "QRCode"]),
+        .target(name: "Viewfinder", dependencies: ["Raster", "Canvas", "QRCode"]),
         // libsystemd: sd_notify (READY, STATUS, WATCHDOG) for the service manager.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The daemon: state and its rules, controller, preview pipeline, camera supervisor,
         // capture, storage, settings, configuration, control server.
-        .target(name: "Appliance", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "ControlProtocol",
+        .target(name: "Appliance", dependencies: ["System", "StrictJSON", "FilmCore", "Raster", "Canvas", "ImageFiles", "ControlProtocol",
                                                   "Camera", "Display", "PixelFormats", "Viewfinder", "Controls", "BoardIO", "Video", "Recording", "Darkroom",
                                                   "CSystemd", "WebGallery", "Printing"]),
         // `loopix doctor`: checks the machine against the configuration (reads only).
@@ -131,35 +135,35 @@ let package = Package(
         // It talks to the daemon through ControlProtocol and links none of the device modules
         // (no libcamera, libdrm, SDL2, ALSA, libgpiod, libevdev: LoopixToolTests checks with ldd);
         // its codecs are ImageFiles' and Video's (timelapse clips, the video benchmark).
-        .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Canvas", "ImageFiles", "Darkroom", "ControlProtocol", "Video",
+        .target(name: "LoopixTool", dependencies: ["System", "StrictJSON", "FilmCore", "Raster", "Canvas", "ImageFiles", "Darkroom", "ControlProtocol", "Video",
                                                    "PixelFormats", "Viewfinder", "Controls"]),
         .executableTarget(name: "loopix", dependencies: ["LoopixTool"]),
 
         // Test images and temporary directories shared by the display and viewfinder tests.
-        .target(name: "TestFixtures", dependencies: ["FilmCore"], path: "Tests/TestFixtures"),
-        .testTarget(name: "SystemTests", dependencies: ["System"]),
-        .testTarget(name: "WebGalleryTests", dependencies: ["WebGallery", "ImageFiles", "FilmCore", "ControlProtocol", "System", "StrictJSON"]),
-        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Appliance", "BoardIO", "Camera", "Display", "StrictJSON", "System"]),
-        .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
-        .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore", "TestFixtures"]),
-        .testTarget(name: "CanvasTests", dependencies: ["Canvas"]),
-        .testTarget(name: "DarkroomTests", dependencies: ["Darkroom", "FilmCore", "TestFixtures"]),
-        .testTarget(name: "ImageFilesTests", dependencies: ["ImageFiles", "System"]),
-        .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol", "StrictJSON"]),
-        .testTarget(name: "LoopixToolTests", dependencies: ["LoopixTool", "ImageFiles", "ControlProtocol", "Appliance", "System"]),
-        .testTarget(name: "ControlsTests", dependencies: ["Controls"]),
-        .testTarget(name: "BoardIOTests", dependencies: ["BoardIO", "Controls"]),
-        .testTarget(name: "CameraTests", dependencies: ["Camera", "PixelFormats"]),
-        .testTarget(name: "DisplayTests", dependencies: ["Display", "PixelFormats", "ImageFiles", "TestFixtures"]),
-        .testTarget(name: "VideoTests", dependencies: ["Video", "Recording", "FilmCore", "System", "CFFmpeg", "CLoopixAV"]),
-        .testTarget(name: "PrintingTests", dependencies: ["Printing", "System", "CCups", "TestFixtures"]),
-        .testTarget(name: "ViewfinderTests", dependencies: ["Viewfinder", "ImageFiles", "TestFixtures"]),
-        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON", "Video", "Recording", "PixelFormats",
+        .target(name: "TestFixtures", dependencies: ["FilmCore", "Raster"], path: "Tests/TestFixtures"),
+        .testTarget(name: "SystemTests", dependencies: ["Raster", "System"]),
+        .testTarget(name: "WebGalleryTests", dependencies: ["WebGallery", "ImageFiles", "FilmCore", "Raster", "ControlProtocol", "System", "StrictJSON"]),
+        .testTarget(name: "DoctorTests", dependencies: ["Raster", "Doctor", "Appliance", "BoardIO", "Camera", "Display", "StrictJSON", "System"]),
+        .testTarget(name: "StrictJSONTests", dependencies: ["Raster", "StrictJSON"]),
+        .testTarget(name: "FilmCoreTests", dependencies: ["FilmCore", "Raster", "TestFixtures"]),
+        .testTarget(name: "CanvasTests", dependencies: ["Raster", "Canvas"]),
+        .testTarget(name: "DarkroomTests", dependencies: ["Darkroom", "FilmCore", "Raster", "TestFixtures"]),
+        .testTarget(name: "ImageFilesTests", dependencies: ["Raster", "ImageFiles", "System"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["Raster", "ControlProtocol", "StrictJSON"]),
+        .testTarget(name: "LoopixToolTests", dependencies: ["Raster", "LoopixTool", "ImageFiles", "ControlProtocol", "Appliance", "System"]),
+        .testTarget(name: "ControlsTests", dependencies: ["Raster", "Controls"]),
+        .testTarget(name: "BoardIOTests", dependencies: ["Raster", "BoardIO", "Controls"]),
+        .testTarget(name: "CameraTests", dependencies: ["Raster", "Camera", "PixelFormats"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Raster", "Display", "PixelFormats", "ImageFiles", "TestFixtures"]),
+        .testTarget(name: "VideoTests", dependencies: ["Video", "Recording", "FilmCore", "Raster", "System", "CFFmpeg", "CLoopixAV"]),
+        .testTarget(name: "PrintingTests", dependencies: ["Raster", "Printing", "System", "CCups", "TestFixtures"]),
+        .testTarget(name: "ViewfinderTests", dependencies: ["Raster", "Viewfinder", "ImageFiles", "TestFixtures"]),
+        .testTarget(name: "ApplianceTests", dependencies: ["Raster", "Appliance", "ControlProtocol", "ImageFiles", "Viewfinder", "System", "StrictJSON", "Video", "Recording", "PixelFormats",
                                                          "TestFixtures"]),
         // Hardware-in-the-loop: the real kernel interfaces (vimc, vkms, gpio-sim, i2c-stub) in a
         // VM booted by scripts/hil/run. Skips, saying why, outside the bench.
         .testTarget(name: "HILTests", dependencies: ["System", "BoardIO", "Controls", "Camera", "Display", "Viewfinder", "Appliance",
-                                                     "ControlProtocol", "ImageFiles", "FilmCore"]),
+                                                     "ControlProtocol", "ImageFiles", "FilmCore", "Raster"]),
         // The project's shell scripts (scripts/hil/run's choice of KVM or emulation) run against fakes.
         .testTarget(name: "ScriptTests"),
     ],

@@ -3,6 +3,7 @@ import FilmCore
 import Foundation
 import ImageFiles
 import StrictJSON
+import Raster
 
 /// Puts a photobooth session's shots together on white paper: a strip (one column) or a grid
 /// (two columns), each shot at the size it comes in (the first's; the others are scaled to

@@ -1,6 +1,7 @@
 import Camera
 import FilmCore
 import System
+import Raster
 
 /// Keeps the camera streaming: starts it with the current lens, preview size and controls,
 /// restarts it when frames stop (three quick attempts, then every `retryDelay` seconds with

@@ -6,6 +6,7 @@ import FilmCore
 import Foundation
 import ImageFiles
 import System
+import Raster
 
 /// What a photo is saved as: HEIC (the default: small, 10-bit-ready, what the camera's gallery
 /// shows), JPEG (quick, and what every browser and phone opens), or both.

@@ -14,6 +14,7 @@ import Video
 import Viewfinder
 import WebGallery
 import Recording
+import Raster
 
 /// Taking a photo: its file and space reserved, the still grabbed, the job queued; what the
 /// capture queue reports back, and the scripts and hooks waiting for whole files.

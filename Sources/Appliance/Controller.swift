@@ -14,6 +14,7 @@ import Video
 import Viewfinder
 import WebGallery
 import Recording
+import Raster
 
 /// The daemon's brain. Owns `CameraState` and changes it only through `StateRules`
 /// (`perform`); carries out the effects in one place (`carryOut`); runs the loop on the thread

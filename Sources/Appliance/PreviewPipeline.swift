@@ -9,6 +9,7 @@ import Video
 import Viewfinder
 import WebGallery
 import Recording
+import Raster
 
 /// The live preview from the camera's frame to the screen: the buffers (allocated once per
 /// size), the film engine on every core, the on-screen interface, and the display itself —

@@ -5,6 +5,7 @@ import FilmCore
 import Foundation
 import ImageFiles
 import System
+import Raster
 
 /// Saves the composed preview frame for the `snapshot` request, safely for a socket that
 /// anyone in its group can use: the PNG is only ever a new file (never replacing one, never

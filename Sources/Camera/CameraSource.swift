@@ -1,4 +1,5 @@
 import FilmCore
+import Raster
 
 /// One camera module, presented as a lens of the camera.
 public struct Lens: Sendable, Equatable, Codable {

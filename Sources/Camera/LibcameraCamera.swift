@@ -3,6 +3,7 @@ import FilmCore
 import Foundation
 import System
 import PixelFormats
+import Raster
 
 /// libcamera's camera manager (one per process); owns the shim handle.
 public final class LibcameraManager: @unchecked Sendable {

@@ -1,4 +1,5 @@
 import FilmCore
+import Raster
 
 /// How the simulated camera frames a photo: the widest lens sees the largest centred crop of
 /// the photo with the output's aspect ratio; a lens of `f` mm-equivalent sees the centre

@@ -2,6 +2,7 @@ import Controls
 import FilmCore
 import Foundation
 import System
+import Raster
 
 /// A fault the simulated camera can be told to show (tests, and the daemon's `simulate`
 /// socket command).

@@ -1,4 +1,4 @@
-import FilmCore
+import Raster
 
 /// Shrinks frames of one size into a smaller one by averaging every source pixel under each
 /// destination pixel (a box filter over its footprint), letterboxed to keep the aspect ratio

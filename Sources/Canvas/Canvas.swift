@@ -1,4 +1,4 @@
-import FilmCore
+import Raster
 
 /// Software drawing onto an `RGBImage`: filled and stroked rectangles, lines, bitmap text and
 /// image blits, for contact sheets and the on-screen overlay over the live preview.

@@ -1,4 +1,4 @@
-import FilmCore
+import Raster
 
 extension Canvas {
     /// Copies `source` pixel for pixel with its top-left corner at `origin`, clipped, blended

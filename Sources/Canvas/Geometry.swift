@@ -1,3 +1,4 @@
+import Raster
 /// An opaque 8-bit sRGB colour, in the same encoding as `RGBImage` pixels.
 public struct Color: Sendable, Hashable {
     public var r: UInt8

@@ -1,6 +1,7 @@
 import FilmCore
 import Glibc
 import System
+import Raster
 
 /// A few threads of low priority (nice +10: the kernel gives the preview's threads the CPU
 /// first), started once and kept. `perform` hands the iterations out to them and to the

@@ -1,6 +1,7 @@
 import Canvas
 import FilmCore
 import ImageFiles
+import Raster
 
 /// Developing a photo with a look, at full resolution: what the camera does to each still and
 /// `loopix develop` to each file, one function for both, so that `develop --same` with a

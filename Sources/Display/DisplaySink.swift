@@ -1,5 +1,5 @@
 import Controls
-import FilmCore
+import Raster
 
 /// Where composed frames go: a KMS display on the Pi, a desktop window, or nowhere
 /// (headless). `show` copies or flips the frame; it must not keep a reference to it.

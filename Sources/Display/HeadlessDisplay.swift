@@ -1,5 +1,5 @@
 import Controls
-import FilmCore
+import Raster
 import ImageFiles
 
 /// A display with no screen: it keeps the last frame it was shown, for tests, the daemon's

@@ -1,7 +1,7 @@
 import CDRM
 import CLoopixDRM
 import Controls
-import FilmCore
+import Raster
 import Glibc
 import System
 import PixelFormats

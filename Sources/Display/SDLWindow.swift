@@ -1,6 +1,6 @@
 import CSDL2
 import Controls
-import FilmCore
+import Raster
 import Foundation
 
 /// A desktop window for developing on a laptop (SDL2): shows the composed frames and turns the

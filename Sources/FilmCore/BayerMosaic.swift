@@ -1,3 +1,4 @@
+import Raster
 /// A sensor's raw frame: one level a photosite behind a 2×2 colour filter array, with what a
 /// raw converter needs to turn it into colour (a DNG's CFA pattern, black and white levels,
 /// colour matrix and as-shot neutral).

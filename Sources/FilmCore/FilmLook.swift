@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Raster
 
 /// A preset and render settings compiled into the data the per-frame loop needs: the colour
 /// LUT, the film's grain model, the blend weight. Compile once per change (preset, EV,

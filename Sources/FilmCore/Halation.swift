@@ -1,4 +1,5 @@
 import Foundation
+import Raster
 
 extension Preset {
     /// Halation: light that passes through the emulsion, reflects off the back of the film base

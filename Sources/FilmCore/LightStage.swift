@@ -1,4 +1,5 @@
 import Foundation
+import Raster
 
 /// The per-pixel tables of light added before the film's colour stages (halation, a date
 /// stamp): each 8-bit input level's linear light and the light halation takes from it, in

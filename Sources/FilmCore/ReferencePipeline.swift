@@ -1,4 +1,5 @@
 import Foundation
+import Raster
 
 /// The film pipeline written to be read: one function per stage, in `Double`, on one pixel
 /// at a time. The fast path (`FilmLook`, `FilmRenderer`) bakes these same functions into

@@ -9,6 +9,7 @@ import CTiffShim
 import FilmCore
 import Foundation
 import System
+import Raster
 
 /// How a photo was developed, kept in its raw negative so `loopix develop --same` can do it
 /// again: the look (its id and name), the intensity, the grain's seed and frame, the date stamp.

@@ -1,5 +1,6 @@
 import CHeif
 import FilmCore
+import Raster
 
 /// What a HEIC file holds: for tests and `loopix` inspection.
 public struct HEICInfo: Sendable {

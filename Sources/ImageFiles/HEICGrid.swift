@@ -2,6 +2,7 @@ import CHeif
 import Dispatch
 import FilmCore
 import System
+import Raster
 
 /// Photos are stored as HEVC pictures of at most 512×512 (as iPhones do): each is converted
 /// (sRGB → Display P3 → YCbCr 4:2:0, two rows at a time) and encoded by libheif/x265 on its own,

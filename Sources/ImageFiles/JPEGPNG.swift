@@ -1,6 +1,7 @@
 import CImageShim
 import CPng
 import FilmCore
+import Raster
 
 /// libjpeg through the setjmp-guarded CImageShim helpers.
 enum JPEGCodec {

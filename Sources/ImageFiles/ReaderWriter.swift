@@ -5,6 +5,7 @@ import Musl
 #endif
 import FilmCore
 import System
+import Raster
 
 /// A decoded photo and the EXIF it carried.
 public struct DecodedPhoto: Sendable, Equatable {

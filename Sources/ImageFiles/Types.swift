@@ -1,5 +1,6 @@
 import FilmCore
 import Foundation
+import Raster
 
 /// The file formats ImageFiles reads and writes.
 public enum ImageFormat: String, Sendable, CaseIterable {

@@ -2,6 +2,7 @@ import FilmCore
 import Foundation
 import System
 import ImageFiles
+import Raster
 
 /// `loopix bench`: how fast and how lean the engine is, against ffmpeg, heif-enc and memcpy
 /// measured in the same run on the same frames.

@@ -2,6 +2,7 @@ import Canvas
 import FilmCore
 import Foundation
 import ImageFiles
+import Raster
 
 /// `loopix contact-sheet`: one photo under every look, labelled, in a grid.
 public enum ContactSheetCommand {

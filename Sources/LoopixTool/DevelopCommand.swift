@@ -2,6 +2,7 @@ import Darkroom
 import FilmCore
 import Foundation
 import ImageFiles
+import Raster
 
 /// `loopix develop`: applies a look to existing photos.
 public enum DevelopCommand {

@@ -4,6 +4,7 @@ import Foundation
 import System
 import Viewfinder
 import PixelFormats
+import Raster
 
 /// Rounds of measurements: each round runs every measurement once, in the order they were
 /// added (ours and the peers' interleaved), so that a noisy neighbour hits them all alike.

@@ -1,5 +1,6 @@
 import FilmCore
 import Foundation
+import Raster
 
 /// ffmpeg's filters on the benchmark's frame, one thread, timed on the work itself: ffmpeg's own
 /// CPU time (user + system, from wait4) over enough frames for a set amount of work, less that

@@ -2,6 +2,7 @@ import FilmCore
 import Foundation
 import System
 import PixelFormats
+import Raster
 
 /// `loopix bench --instructions`: instructions per pixel, counted under valgrind (cachegrind,
 /// no cache simulation) on a small frame — deterministic, so a change of a few percent shows,

@@ -4,6 +4,7 @@ import Foundation
 import ImageFiles
 import StrictJSON
 import System
+import Raster
 
 /// The photo part of `loopix bench` (`--only still`): what a photo costs from the still to the
 /// saved file at 12 MP (a Camera Module 3 / HQ Camera) and 8 MP (Camera Module 2), on one core

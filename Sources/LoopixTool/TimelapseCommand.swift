@@ -3,6 +3,7 @@ import FilmCore
 import Foundation
 import ImageFiles
 import Video
+import Raster
 
 /// `loopix timelapse`: an intervalometer's photos (or any) assembled into an H.264 clip.
 public enum TimelapseCommand {

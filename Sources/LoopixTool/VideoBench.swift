@@ -3,6 +3,7 @@ import Foundation
 import ImageFiles
 import System
 import Video
+import Raster
 
 /// The video part of `loopix bench`: what a recorded frame costs — grade, RGB → YUV and
 /// H.264 encode — at 720p30 and 1080p30 on one core and on all, as a share of the 33 ms a frame

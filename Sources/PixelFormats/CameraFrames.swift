@@ -1,4 +1,5 @@
 import FilmCore
+import Raster
 
 /// Camera pixel formats (DRM fourcc, as libcamera names them) converted to the engine's 8-bit
 /// RGB, scaled to the destination size by nearest neighbour through column/row tables computed

@@ -1,5 +1,6 @@
 import Controls
 import FilmCore
+import Raster
 
 /// Pixel formats a KMS scan-out buffer can have.
 public enum ScanoutFormat: String, Sendable, Equatable, CaseIterable {

@@ -1,5 +1,5 @@
 import Dispatch
-import FilmCore
+import Raster
 import Foundation
 import Video
 import System

@@ -1,6 +1,6 @@
 import CFFmpeg
 import CLoopixAV
-import FilmCore
+import Raster
 
 /// A clip's first picture as RGB, for the gallery's thumbnail: libavformat opens the file,
 /// libavcodec decodes frames until the first one comes out, libswscale converts it (honouring

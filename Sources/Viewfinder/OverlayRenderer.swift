@@ -1,5 +1,5 @@
 import Canvas
-import FilmCore
+import Raster
 import Foundation
 import QRCode
 

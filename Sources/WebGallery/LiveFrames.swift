@@ -2,6 +2,7 @@ import FilmCore
 import Foundation
 import ImageFiles
 import System
+import Raster
 
 /// The graded preview, offered by the controller to browsers watching `/live.mjpg` (framing a
 /// headless rig from a phone). The controller's side costs nothing while nobody watches and,

@@ -4,6 +4,7 @@ import Foundation
 import ImageFiles
 import System
 import Video
+import Raster
 
 /// JPEGs made on demand for browsers — most cannot show HEIC — and thumbnails (of clips too,
 /// from their first picture), kept in a cache directory so each is made once: named by the

@@ -3,6 +3,7 @@ import Foundation
 import ImageFiles
 import XCTest
 @testable import Appliance
+import Raster
 
 /// Collage templates: a PNG frame with transparent holes and a JSON file of where the shots go.
 final class BoothTemplateTests: XCTestCase {

@@ -7,6 +7,7 @@ import Foundation
 import System
 import XCTest
 @testable import Appliance
+import Raster
 
 /// A camera that records what the controller asked of it (the simulated camera underneath).
 final class RecordingCamera: CameraSource {

@@ -8,6 +8,7 @@ import XCTest
 import ControlProtocol
 @testable import Appliance
 import Recording
+import Raster
 
 /// Runs a controller's loop on a thread of its own, as the daemon's main thread does. The test
 /// must leave the controller alone until `stop()` has returned (the loop has ended): that is

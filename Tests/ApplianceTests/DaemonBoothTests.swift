@@ -4,6 +4,7 @@ import ImageFiles
 import System
 import TestFixtures
 import XCTest
+import Raster
 
 /// The photobooth as a guest meets it, on the real `loopixd` (simulated camera, headless): the
 /// idle screen with the gallery's QR code, the countdown started by the button, the shots taken

@@ -4,6 +4,7 @@ import Foundation
 import ImageFiles
 import System
 import XCTest
+import Raster
 
 /// The shutter as a booth guest or a street photographer uses it: bursts, and the photo's
 /// formats (HEIC, JPEG, both), checked with exiftool where it is installed.

@@ -4,6 +4,7 @@ import Foundation
 import ImageFiles
 import XCTest
 @testable import Appliance
+import Raster
 
 /// Raw negatives end to end: `capture.raw` on the simulated camera saves a DNG beside the
 /// photo, which `loopix develop` develops again, as the camera did (`--same`) or with another look.

@@ -5,6 +5,7 @@ import FilmCore
 import Foundation
 import ImageFiles
 import XCTest
+import Raster
 
 /// Film video end to end: the real loopixd on the simulated camera, driven over its socket;
 /// the clips checked with FFmpeg's own ffprobe and ffmpeg.

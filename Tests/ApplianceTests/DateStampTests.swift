@@ -7,6 +7,7 @@ import TestFixtures
 import ImageFiles
 import XCTest
 @testable import Appliance
+import Raster
 
 /// `capture.dateStamp`: its format, its configuration, and the imprint in a photo the daemon
 /// takes and in its preview.

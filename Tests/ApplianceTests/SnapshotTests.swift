@@ -6,6 +6,7 @@ import Foundation
 import System
 import XCTest
 @testable import Appliance
+import Raster
 
 final class SnapshotTests: XCTestCase {
     /// A directory inside the allowed one is swapped for a symbolic link (to the photos, and to

@@ -3,6 +3,7 @@ import FilmCore
 @testable import Appliance
 import Foundation
 import XCTest
+import Raster
 
 /// A fresh temporary directory, removed when the test ends. Short, so socket paths fit.
 func makeTempDirectory(_ test: XCTestCase) throws -> String {

@@ -2,6 +2,7 @@ import FilmCore
 import XCTest
 @testable import Camera
 @testable import PixelFormats
+import Raster
 
 /// What the libcamera backend does without a camera: pixel formats and the lens table.
 final class PixelConversionTests: XCTestCase {

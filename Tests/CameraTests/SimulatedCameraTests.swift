@@ -2,6 +2,7 @@ import Camera
 import FilmCore
 import Foundation
 import XCTest
+import Raster
 
 final class SimulatedCameraTests: XCTestCase {
     private let clock = ManualClock()

@@ -2,6 +2,7 @@ import Camera
 import FilmCore
 import Foundation
 import XCTest
+import Raster
 
 /// A monotonic clock that only moves when the camera sleeps on it (or a test advances it).
 final class ManualClock: @unchecked Sendable {  // `ns` is guarded by `lock`.

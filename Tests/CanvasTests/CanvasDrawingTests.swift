@@ -1,6 +1,7 @@
 import XCTest
 import FilmCore
 @testable import Canvas
+import Raster
 
 final class CanvasDrawingTests: XCTestCase {
     func testFillWithHalfOpacityGivesTheMidpoint() {

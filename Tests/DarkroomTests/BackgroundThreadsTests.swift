@@ -4,6 +4,7 @@ import FilmCore
 import Foundation
 import TestFixtures
 import XCTest
+import Raster
 
 /// The low-priority threads photos are developed on.
 final class BackgroundThreadsTests: XCTestCase {

@@ -3,6 +3,7 @@ import XCTest
 import FilmCore
 import ImageFiles
 @testable import Display
+import Raster
 
 final class HeadlessDisplayTests: XCTestCase {
     func testSnapshotRoundTripsTheLastFrameExactly() throws {

@@ -4,6 +4,7 @@ import CSDL2
 import Controls
 import FilmCore
 @testable import Display
+import Raster
 
 /// The SDL window under SDL's dummy video driver: no screen needed.
 final class SDLWindowTests: XCTestCase {

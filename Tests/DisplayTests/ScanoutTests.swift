@@ -3,6 +3,7 @@ import FilmCore
 import XCTest
 @testable import Display
 @testable import PixelFormats
+import Raster
 
 final class ScanoutTests: XCTestCase {
     /// A frame whose every pixel names its own coordinates: R = x, G = y, B = 7.

@@ -1,6 +1,7 @@
 import TestFixtures
 import XCTest
 @testable import FilmCore
+import Raster
 
 /// The point-and-shoot date imprint: seven-segment digits exposed into the film as light.
 final class DateStampTests: XCTestCase {

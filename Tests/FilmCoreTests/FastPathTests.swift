@@ -1,6 +1,7 @@
 import TestFixtures
 import XCTest
 @testable import FilmCore
+import Raster
 
 /// The fast path (baked LUT, fixed point, tables) against the float reference.
 final class FastPathTests: XCTestCase {

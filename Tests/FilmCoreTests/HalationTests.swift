@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmCore
+import Raster
 
 /// Halation: the red-orange halo around bright light of the stocks without an anti-halation
 /// layer. Measured on a white disc on black, as a photographer would look for it.

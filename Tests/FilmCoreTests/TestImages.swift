@@ -1,4 +1,5 @@
 @testable import FilmCore
+import Raster
 
 /// Small synthetic images for tests (debug builds are slow: keep them a few hundred pixels).
 enum TestImages {

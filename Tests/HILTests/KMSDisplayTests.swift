@@ -5,6 +5,7 @@ import FilmCore
 import Foundation
 import ImageFiles
 import XCTest
+import Raster
 
 /// KMSDisplay on vkms (card0, connector Virtual-1) inside the HIL VM.
 final class KMSDisplayTests: XCTestCase {

@@ -3,6 +3,7 @@ import FilmCore
 import Foundation
 import ImageFiles
 import XCTest
+import Raster
 
 /// The libcamera backend against libcamera's vimc pipeline on real kernel drivers (the bench).
 final class LibcameraBackendTests: XCTestCase {

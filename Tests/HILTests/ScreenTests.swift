@@ -4,6 +4,7 @@ import Viewfinder
 import FilmCore
 import Foundation
 import XCTest
+import Raster
 
 /// With `scripts/hil/run --screen FILE` the VM also has a virtio-gpu display whose picture the
 /// host dumps over QMP: what was really scanned out, read back from outside the guest.

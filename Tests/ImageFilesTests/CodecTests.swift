@@ -3,6 +3,7 @@ import Foundation
 import System
 import XCTest
 @testable import ImageFiles
+import Raster
 
 final class CodecTests: XCTestCase {
     func testJPEGRoundTripWithExif() throws {

@@ -2,6 +2,7 @@ import FilmCore
 import Foundation
 import XCTest
 @testable import ImageFiles
+import Raster
 
 /// Every shape of HEIC file the writer makes is checked by software no one here wrote: GPAC's
 /// Compliance Warden (`../shared/tools/miaf/cw`, the MIAF reference checker, which also runs

@@ -2,6 +2,7 @@ import FilmCore
 import Foundation
 import XCTest
 @testable import ImageFiles
+import Raster
 
 /// Raw negatives: the simulated sensor's mosaic written as DNG through libtiff, read by
 /// software no one here wrote (exiftool, libraw's dcraw_emu) and by our own libraw develop.

@@ -2,6 +2,7 @@ import FilmCore
 import Foundation
 @testable import ImageFiles
 import XCTest
+import Raster
 
 /// Film grain is what a compressor most likes to throw away. At the default qualities the grain
 /// a photo was developed with must still be in the file: its RMS in the decoded photo within

@@ -2,6 +2,7 @@ import FilmCore
 import Foundation
 import XCTest
 @testable import ImageFiles
+import Raster
 
 /// A smooth, colourful test image (gradients, no sharp edges).
 func smoothImage(width: Int, height: Int) -> RGBImage {

@@ -3,6 +3,7 @@ import XCTest
 import FilmCore
 import ImageFiles
 @testable import LoopixTool
+import Raster
 
 /// Decompression bombs given to the real `loopix develop` process: refused by their declared
 /// size in one line, at once, without the process's memory growing (peak RSS from wait4).

@@ -5,6 +5,7 @@ import Canvas
 import FilmCore
 import ImageFiles
 @testable import LoopixTool
+import Raster
 
 final class DevelopTests: XCTestCase {
     func develop(_ words: [String]) throws -> (failed: Int, log: [String]) {

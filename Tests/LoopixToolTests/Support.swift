@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import FilmCore
 import ImageFiles
+import Raster
 
 /// Paths and fixtures shared by the tool's tests.
 enum Fixtures {

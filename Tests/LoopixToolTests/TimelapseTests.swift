@@ -3,6 +3,7 @@ import Foundation
 import ImageFiles
 import XCTest
 @testable import LoopixTool
+import Raster
 
 /// `loopix timelapse`: photos in, an H.264 clip out, checked with ffprobe and ffmpeg.
 final class TimelapseTests: XCTestCase {

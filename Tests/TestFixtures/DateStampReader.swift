@@ -1,4 +1,5 @@
 import FilmCore
+import Raster
 
 /// Reads a date imprint's digits off a frame the way a person would, against the same frame
 /// without it: each character's seven segments, lit (red well above the plain frame's, and at

@@ -1,6 +1,7 @@
 /// Images and directories the display and viewfinder tests share.
 import Foundation
 import FilmCore
+import Raster
 
 /// A fresh empty directory under the temporary directory, removed by the caller.
 public func makeTemporaryDirectory(_ label: String) throws -> String {

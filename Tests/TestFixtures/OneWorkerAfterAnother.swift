@@ -1,4 +1,5 @@
 import FilmCore
+import Raster
 
 /// Parallel work run one iteration after another on the caller: the first, then `afterFirst`,
 /// then the others. Shows what a worker that starts late finds.

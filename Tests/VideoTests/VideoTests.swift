@@ -8,6 +8,7 @@ import Foundation
 import XCTest
 @testable import Video
 @testable import Recording
+import Raster
 
 /// What ffprobe (FFmpeg's, not ours) says about a file: the first video stream, the format.
 struct Probe {

@@ -4,6 +4,7 @@ import Canvas
 import FilmCore
 import ImageFiles
 @testable import Viewfinder
+import Raster
 
 final class OverlayTests: XCTestCase {
     static let sizes = [(480, 320), (1920, 1080)]

@@ -6,6 +6,7 @@ import StrictJSON
 import System
 @testable import WebGallery
 import XCTest
+import Raster
 
 /// A raw HTTP/1.1 exchange over a socket, so tests can send what a browser never would.
 struct RawHTTP {
