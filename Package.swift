@@ -152,7 +152,7 @@ let package = Package(
         .testTarget(name: "ControlProtocolTests", dependencies: ["Raster", "ControlProtocol", "StrictJSON"]),
         .testTarget(name: "LoopixToolTests", dependencies: ["Raster", "LoopixTool", "ImageFiles", "ControlProtocol", "Appliance", "System"]),
         .testTarget(name: "ControlsTests", dependencies: ["Raster", "Controls"]),
-        .testTarget(name: "BoardIOTests", dependencies: ["Raster", "BoardIO", "Controls"]),
+        .testTarget(name: "BoardIOTests", dependencies: ["Raster", "BoardIO", "Controls", "System"]),
         .testTarget(name: "CameraTests", dependencies: ["Raster", "Camera", "PixelFormats"]),
         .testTarget(name: "DisplayTests", dependencies: ["Raster", "Display", "PixelFormats", "ImageFiles", "TestFixtures"]),
         .testTarget(name: "VideoTests", dependencies: ["Video", "Recording", "FilmCore", "Raster", "System", "CFFmpeg", "CLoopixAV"]),

@@ -13,16 +13,16 @@ public struct ControlSocketError: Error, Equatable, CustomStringConvertible {
     public let path: String
     public let message: String
     /// The errno, when a system call failed.
-    public let errno: Int32?
+    public let errno: Errno?
 
-    public init(path: String, message: String, errno: Int32? = nil) {
+    public init(path: String, message: String, errno: Errno? = nil) {
         self.path = path
         self.message = message
         self.errno = errno
     }
 
     static func system(_ path: String, _ action: String, _ e: Int32) -> ControlSocketError {
-        ControlSocketError(path: path, message: "cannot \(action): \(Errno(e).message)", errno: e)
+        ControlSocketError(path: path, message: "cannot \(action): \(Errno(e).message)", errno: Errno(e))
     }
 
     public var description: String { "\(path): \(message)" }

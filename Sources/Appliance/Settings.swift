@@ -129,7 +129,7 @@ public final class SettingsStore: Sendable {
         do {
             try AtomicFile.write(bytes, to: path, replace: true)
         } catch {
-            let permanent = [EISDIR, EACCES, EROFS, ENOENT, ENOTDIR, EPERM].contains((error as? ImageFileError)?.errno ?? 0)
+            let permanent = [EISDIR, EACCES, EROFS, ENOENT, ENOTDIR, EPERM].contains((error as? ImageFileError)?.errno?.rawValue ?? 0)
             let message = "cannot be written (\(error))" + (permanent ? "; settings are kept in memory only until this is fixed (then send SIGHUP)" : "")
             if permanent { broken.withLock { $0 = message } }
             throw SettingsError(path: path, message: message)

@@ -214,12 +214,12 @@ public final class UInputTouchscreen {
     public let devnode: String?
 
     public struct Failure: Error, CustomStringConvertible {
-        public let errno: Int32
-        public var description: String { "uinput: creating a virtual touch screen failed: \(Errno(errno))" }
+        public let errno: Errno
+        public var description: String { "uinput: creating a virtual touch screen failed: \(errno)" }
     }
 
     public init(name: String = "Loopix test touch screen", maxX: Int32 = 4095, maxY: Int32 = 4095) throws(Failure) {
-        guard let dev = libevdev_new() else { throw Failure(errno: ENOMEM) }
+        guard let dev = libevdev_new() else { throw Failure(errno: Errno(ENOMEM)) }
         libevdev_set_name(dev, name)
         libevdev_enable_property(dev, UInt32(INPUT_PROP_DIRECT))
         libevdev_enable_event_type(dev, UInt32(EV_ABS))
@@ -233,7 +233,7 @@ public final class UInputTouchscreen {
         let r = libevdev_uinput_create_from_device(dev, Int32(LIBEVDEV_UINPUT_OPEN_MANAGED.rawValue), &ui)
         guard r == 0, let ui else {
             libevdev_free(dev)
-            throw Failure(errno: -r)
+            throw Failure(errno: Errno(-r))
         }
         device = dev
         uinput = ui

@@ -5,14 +5,14 @@ import System
 
 /// Why a GPIO operation failed: the errno and what was being done, on one line.
 public struct GPIOError: Error, Equatable, CustomStringConvertible {
-    public let errno: Int32
+    public let errno: Errno
     public let what: String
-    public init(errno: Int32, what: String) {
+    public init(errno: Errno, what: String) {
         self.errno = errno
         self.what = what
     }
     public var description: String {
-        errno == ERANGE ? "\(what): a line offset is beyond the chip's lines" : "\(what): \(Errno(errno))"
+        errno == Errno(ERANGE) ? "\(what): a line offset is beyond the chip's lines" : "\(what): \(errno)"
     }
 }
 
@@ -34,7 +34,7 @@ public struct GPIOChipInfo: Sendable, Equatable {
         var path = [CChar](repeating: 0, count: 256), label = [CChar](repeating: 0, count: 128)
         var lines: UInt32 = 0
         let r = CGPIOShim_chip_info(descriptor, &path, path.count, &label, label.count, &lines)
-        guard r == 0 else { throw GPIOError(errno: -r, what: "opening GPIO chip \(descriptor)") }
+        guard r == 0 else { throw GPIOError(errno: Errno(-r), what: "opening GPIO chip \(descriptor)") }
         return GPIOChipInfo(path: text(path), label: text(label), lineCount: Int(lines))
     }
 
@@ -43,18 +43,18 @@ public struct GPIOChipInfo: Sendable, Equatable {
         var path = [CChar](repeating: 0, count: 256)
         var offset: UInt32 = 0
         let r = CGPIOShim_find_line(name, &path, path.count, &offset)
-        guard r == 0 else { throw GPIOError(errno: -r, what: "finding the GPIO line named \(name)") }
+        guard r == 0 else { throw GPIOError(errno: Errno(-r), what: "finding the GPIO line named \(name)") }
         return (text(path), Int(offset))
     }
 
     /// Who holds line `offset` of this chip, as the kernel says, without requesting it.
     /// Wraps `CGPIOShim_line_info`.
     public func line(_ offset: Int) throws(GPIOError) -> GPIOLineInfo {
-        guard offset >= 0, offset < lineCount else { throw GPIOError(errno: ERANGE, what: "reading line \(offset) of \(path)") }
+        guard offset >= 0, offset < lineCount else { throw GPIOError(errno: Errno(ERANGE), what: "reading line \(offset) of \(path)") }
         var used: Int32 = 0
         var consumer = [CChar](repeating: 0, count: 64), name = [CChar](repeating: 0, count: 64)
         let r = CGPIOShim_line_info(path, UInt32(offset), &used, &consumer, consumer.count, &name, name.count)
-        guard r == 0 else { throw GPIOError(errno: -r, what: "reading line \(offset) of \(path)") }
+        guard r == 0 else { throw GPIOError(errno: Errno(-r), what: "reading line \(offset) of \(path)") }
         return GPIOLineInfo(offset: offset, name: text(name), used: used != 0, consumer: text(consumer))
     }
 
@@ -115,7 +115,7 @@ public final class GPIOLines {
         self.chip = chip
         self.offsets = offsets
         guard !offsets.isEmpty, offsets.count <= Int(CGPIOShim_MAX_LINES), offsets.allSatisfy({ $0 >= 0 && $0 <= Int(UInt32.max) }) else {
-            throw GPIOError(errno: EINVAL, what: "requesting \(offsets.count) lines of \(chip)")
+            throw GPIOError(errno: Errno(EINVAL), what: "requesting \(offsets.count) lines of \(chip)")
         }
         let lines = offsets.map { UInt32($0) }
         var out: OpaquePointer?
@@ -126,7 +126,7 @@ public final class GPIOLines {
             r = CGPIOShim_request_lines(chip, consumer, lines, lines.count, nil, &out)
         }
         guard r >= 0, let request = out else {
-            throw GPIOError(errno: -r, what: "requesting lines \(offsets.map(String.init).joined(separator: ",")) of \(chip) as inputs with pull-up and edge events")
+            throw GPIOError(errno: Errno(-r), what: "requesting lines \(offsets.map(String.init).joined(separator: ",")) of \(chip) as inputs with pull-up and edge events")
         }
         self.request = request
         kernelDebounce = r & Int32(CGPIOShim_FLAG_KERNEL_DEBOUNCE) != 0
@@ -144,7 +144,7 @@ public final class GPIOLines {
         var edges: [GPIOEdge] = []
         while true {
             let n = buffer.withUnsafeMutableBufferPointer { CGPIOShim_read_events(request, $0.baseAddress, $0.count) }
-            guard n >= 0 else { throw GPIOError(errno: -n, what: "reading edge events from \(chip)") }
+            guard n >= 0 else { throw GPIOError(errno: Errno(-n), what: "reading edge events from \(chip)") }
             for e in buffer.prefix(Int(n)) {
                 edges.append(GPIOEdge(offset: Int(e.offset), rising: e.rising != 0, time: e.timestamp_ns, seqno: e.line_seqno))
             }
@@ -156,7 +156,7 @@ public final class GPIOLines {
     public func values() throws(GPIOError) -> [Bool] {
         var v = [Int32](repeating: 0, count: offsets.count)
         let r = CGPIOShim_get_values(request, &v)
-        guard r == 0 else { throw GPIOError(errno: -r, what: "reading the levels of \(chip)") }
+        guard r == 0 else { throw GPIOError(errno: Errno(-r), what: "reading the levels of \(chip)") }
         return v.map { $0 != 0 }
     }
 }
@@ -174,11 +174,11 @@ public final class GPIOOutput {
     public init(chip: String, offset: Int, consumer: String = "loopixd") throws(GPIOError) {
         self.chip = chip
         self.offset = offset
-        guard offset >= 0, offset <= Int(UInt32.max) else { throw GPIOError(errno: EINVAL, what: "requesting line \(offset) of \(chip) as an output") }
+        guard offset >= 0, offset <= Int(UInt32.max) else { throw GPIOError(errno: Errno(EINVAL), what: "requesting line \(offset) of \(chip) as an output") }
         var line = UInt32(offset), low: Int32 = 0
         var out: OpaquePointer?
         let r = CGPIOShim_request_outputs(chip, consumer, &line, 1, &low, &out)
-        guard r >= 0, let request = out else { throw GPIOError(errno: -r, what: "requesting line \(offset) of \(chip) as an output") }
+        guard r >= 0, let request = out else { throw GPIOError(errno: Errno(-r), what: "requesting line \(offset) of \(chip) as an output") }
         self.request = request
     }
 
@@ -192,7 +192,7 @@ public final class GPIOOutput {
     public func set(_ high: Bool) throws(GPIOError) {
         var value: Int32 = high ? 1 : 0
         let r = CGPIOShim_set_values(request, &value)
-        guard r == 0 else { throw GPIOError(errno: -r, what: "driving line \(offset) of \(chip) \(high ? "high" : "low")") }
+        guard r == 0 else { throw GPIOError(errno: Errno(-r), what: "driving line \(offset) of \(chip) \(high ? "high" : "low")") }
         isHigh = high
     }
 }

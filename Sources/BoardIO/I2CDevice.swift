@@ -1,6 +1,7 @@
 import CI2C
 import Controls
 import Foundation
+import System
 
 /// A chip on an I2C bus through i2c-dev (/dev/i2c-N), spoken to with SMBus transfers (what
 /// real chips and i2c-stub both understand). Owns the fd; `deinit` closes it.
@@ -16,7 +17,7 @@ public final class I2CDevice: SMBusDevice, @unchecked Sendable {  // the fd neve
         self.address = address
         location = "i2c-\(bus) 0x\(String(address, radix: 16))"
         let r = CI2C_open(Int32(bus), Int32(address))
-        guard r >= 0 else { throw SMBusError(errno: -r, what: "opening \(location)") }
+        guard r >= 0 else { throw SMBusError(errno: Errno(-r), what: "opening \(location)") }
         fd = r
     }
 
@@ -24,13 +25,13 @@ public final class I2CDevice: SMBusDevice, @unchecked Sendable {  // the fd neve
 
     public func readByte(_ register: UInt8) throws(SMBusError) -> UInt8 {
         let r = CI2C_read_byte_data(fd, register)
-        guard r >= 0 else { throw SMBusError(errno: -r, what: "reading register 0x\(String(register, radix: 16)) of \(location)") }
+        guard r >= 0 else { throw SMBusError(errno: Errno(-r), what: "reading register 0x\(String(register, radix: 16)) of \(location)") }
         return UInt8(r)
     }
 
     public func writeByte(_ register: UInt8, _ value: UInt8) throws(SMBusError) {
         let r = CI2C_write_byte_data(fd, register, value)
-        guard r >= 0 else { throw SMBusError(errno: -r, what: "writing register 0x\(String(register, radix: 16)) of \(location)") }
+        guard r >= 0 else { throw SMBusError(errno: Errno(-r), what: "writing register 0x\(String(register, radix: 16)) of \(location)") }
     }
 
     /// An SMBus I2C-block read; adapters without it (EOPNOTSUPP) get byte reads.
@@ -43,7 +44,7 @@ public final class I2CDevice: SMBusDevice, @unchecked Sendable {  // the fd neve
             for i in 0..<out.count { bytes.append(try readByte(register &+ UInt8(i))) }
             return bytes
         }
-        throw SMBusError(errno: -r, what: "reading \(count) registers from 0x\(String(register, radix: 16)) of \(location)")
+        throw SMBusError(errno: Errno(-r), what: "reading \(count) registers from 0x\(String(register, radix: 16)) of \(location)")
     }
 }
 
@@ -61,7 +62,7 @@ public enum IMUProbe {
                 return try IMUSensor(device: device, rate: rate)
             } catch let e as SMBusError {
                 problems.append("\(e)")
-                if e.errno == ENOENT || e.errno == EACCES { break }
+                if e.errno == Errno(ENOENT) || e.errno == Errno(EACCES) { break }
             } catch let e as MotionSensorError {
                 problems.append("\(e)")
             } catch {

@@ -4,13 +4,13 @@ import System
 
 /// Why an SMBus transfer failed: the errno and what was being done.
 public struct SMBusError: Error, Equatable, CustomStringConvertible {
-    public let errno: Int32
+    public let errno: Errno
     public let what: String
-    public init(errno: Int32, what: String) {
+    public init(errno: Errno, what: String) {
         self.errno = errno
         self.what = what
     }
-    public var description: String { "\(what): \(Errno(errno))" }
+    public var description: String { "\(what): \(errno)" }
 }
 
 /// One device on an SMBus (a chip at an address), as the IMU driver needs it. The real one is

@@ -15,7 +15,7 @@ final class InputThread: Sendable {
         do {
             thread = try WorkerThread(name: threadName, run)
         } catch {
-            throw GPIOError(errno: error.errno.rawValue, what: "\(input): starting the reading thread")
+            throw GPIOError(errno: error.errno, what: "\(input): starting the reading thread")
         }
     }
 

@@ -2,6 +2,7 @@ import CDRM
 import CLoopixDRM
 import Glibc
 import PixelFormats
+import System
 
 /// How `KMSDisplay` puts a buffer on screen.
 public enum FlipAPI: String, Sendable, Equatable, CaseIterable {
@@ -36,7 +37,7 @@ struct DRMProperties {
 
     /// The id of `name`, or the error of an object that lacks it.
     func id(_ name: String, of what: String, device: String) throws(DisplayError) -> UInt32 {
-        guard let id = ids[name] else { throw .drm(device: device, action: "finding property \(name) of \(what)", errno: ENOENT) }
+        guard let id = ids[name] else { throw .drm(device: device, action: "finding property \(name) of \(what)", errno: Errno(ENOENT)) }
         return id
     }
 }
@@ -68,7 +69,7 @@ final class AtomicPipeline {
         r = drmSetClientCap(card.fd, UInt64(DRM_CLIENT_CAP_ATOMIC), 1)
         guard r == 0 else { throw card.failure("enabling atomic mode setting", r) }
         guard let planeID = Self.primaryPlane(card: card, crtcIndex: crtcIndex, format: format) else {
-            throw .drm(device: card.path, action: "finding a primary plane for CRTC \(crtcID) that scans out \(format.rawValue)", errno: ENODEV)
+            throw .drm(device: card.path, action: "finding a primary plane for CRTC \(crtcID) that scans out \(format.rawValue)", errno: Errno(ENODEV))
         }
         let connectorProps = DRMProperties(fd: card.fd, object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR))
         let crtcProps = DRMProperties(fd: card.fd, object: crtcID, type: UInt32(DRM_MODE_OBJECT_CRTC))
@@ -120,7 +121,7 @@ final class AtomicPipeline {
         guard r == 0 else { throw card.failure("creating a mode blob for \(label)", r) }
         guard let request = drmModeAtomicAlloc() else {
             drmModeDestroyPropertyBlob(card.fd, blob)
-            throw .drm(device: card.path, action: "allocating an atomic request for \(label)", errno: ENOMEM)
+            throw .drm(device: card.path, action: "allocating an atomic request for \(label)", errno: Errno(ENOMEM))
         }
         defer { drmModeAtomicFree(request) }
         func add(_ object: UInt32, _ property: UInt32, _ value: UInt64) {

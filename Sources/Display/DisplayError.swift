@@ -15,9 +15,9 @@ public enum DisplayError: Error, CustomStringConvertible, Equatable, Sendable {
     case invalidSize(display: String, width: Int, height: Int)
     /// A DRM/KMS call failed: the device ("/dev/dri/card0"), what was being done
     /// ("drmModeSetCrtc HDMI-A-1 1920×1080"), and errno.
-    case drm(device: String, action: String, errno: Int32)
+    case drm(device: String, action: String, errno: Errno)
     /// Another process (a compositor, another loopixd) is DRM master of the device.
-    case drmMaster(device: String, errno: Int32)
+    case drmMaster(device: String, errno: Errno)
     /// No card has a connected connector (or the one asked for); `detail` says what was found.
     case noConnectedDisplay(detail: String)
     /// The connector has no mode matching the configuration.
@@ -34,9 +34,9 @@ public enum DisplayError: Error, CustomStringConvertible, Equatable, Sendable {
         case .invalidSize(let display, let w, let h):
             return "\(display): create: \(w)×\(h) is not a valid display size"
         case .drm(let device, let action, let code):
-            return "\(device): \(action) failed: \(Errno(code))"
+            return "\(device): \(action) failed: \(code)"
         case .drmMaster(let device, let code):
-            return "\(device): another program holds the display (DRM master): \(Errno(code))"
+            return "\(device): another program holds the display (DRM master): \(code)"
         case .noConnectedDisplay(let detail):
             return "KMS: no connected display: \(detail)"
         case .noMode(let device, let connector, let asked, let available):

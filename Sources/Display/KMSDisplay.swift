@@ -40,7 +40,7 @@ final class DRMCard {
 
     init(path: String) throws(DisplayError) {
         let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw .drm(device: path, action: "open", errno: errno) }
+        guard fd >= 0 else { throw .drm(device: path, action: "open", errno: Errno.current) }
         self.path = path
         self.fd = fd
     }
@@ -49,7 +49,7 @@ final class DRMCard {
 
     /// The error of a libdrm call that returned `result` (−1 with errno, or a negative errno).
     func failure(_ action: String, _ result: Int32) -> DisplayError {
-        .drm(device: path, action: action, errno: result < -1 ? -result : errno)
+        .drm(device: path, action: action, errno: Errno(result < -1 ? -result : errno))
     }
 }
 
@@ -120,12 +120,12 @@ final class DumbBuffer {
         var handle: UInt32 = 0, pitch: UInt32 = 0, size: UInt64 = 0
         let what = "\(width)×\(height) \(format.rawValue)"
         var r = CLoopixDRM_create_dumb(card.fd, UInt32(width), UInt32(height), UInt32(format.bytesPerPixel * 8), &handle, &pitch, &size)
-        guard r == 0 else { throw .drm(device: card.path, action: "creating a dumb buffer \(what)", errno: -r) }
+        guard r == 0 else { throw .drm(device: card.path, action: "creating a dumb buffer \(what)", errno: Errno(-r)) }
         var mapped: UnsafeMutableRawPointer?
         r = CLoopixDRM_map_dumb(card.fd, handle, size, &mapped)
         guard r == 0, let mapped else {
             _ = CLoopixDRM_destroy_dumb(card.fd, handle)
-            throw .drm(device: card.path, action: "mapping a dumb buffer \(what)", errno: -r)
+            throw .drm(device: card.path, action: "mapping a dumb buffer \(what)", errno: Errno(-r))
         }
         var handles: (UInt32, UInt32, UInt32, UInt32) = (handle, 0, 0, 0)
         var pitches: (UInt32, UInt32, UInt32, UInt32) = (pitch, 0, 0, 0)
@@ -281,7 +281,7 @@ public final class KMSDisplay: DisplaySink {
         }
         mode = connector.modes[index]
         guard let crtc = Self.crtc(for: connector, crtcs: crtcs, fd: card.fd) else {
-            throw .drm(device: card.path, action: "finding a CRTC for \(connector.name)", errno: ENODEV)
+            throw .drm(device: card.path, action: "finding a CRTC for \(connector.name)", errno: Errno(ENODEV))
         }
         crtcID = crtc.id
         let candidate = mode.candidate
@@ -292,7 +292,7 @@ public final class KMSDisplay: DisplaySink {
         width = logical.width
         height = logical.height
         if drmSetMaster(card.fd) != 0 {
-            throw .drmMaster(device: card.path, errno: errno)
+            throw .drmMaster(device: card.path, errno: Errno.current)
         }
         isMaster = true
         // Closing the card (when init throws) drops master too.
@@ -435,7 +435,7 @@ public final class KMSDisplay: DisplaySink {
             if r == 0 {
                 disconnect(because: "\(card.path): \(connectorName): a page flip did not complete in \(timeoutMS) ms")
             } else {
-                disconnect(because: "\(DisplayError.drm(device: card.path, action: "waiting for a page flip on \(connectorName)", errno: -r))")
+                disconnect(because: "\(DisplayError.drm(device: card.path, action: "waiting for a page flip on \(connectorName)", errno: Errno(-r)))")
             }
             return false
         }
@@ -466,7 +466,7 @@ public final class KMSDisplay: DisplaySink {
         if isConnected {
             let status = CLoopixDRM_connector_status(card.fd, connectorID)
             if status < 0 {
-                disconnect(because: "\(DisplayError.drm(device: card.path, action: "reading the status of \(connectorName)", errno: -status))")
+                disconnect(because: "\(DisplayError.drm(device: card.path, action: "reading the status of \(connectorName)", errno: Errno(-status)))")
             } else if status == Int32(DRM_MODE_DISCONNECTED.rawValue) {
                 disconnect(because: "disconnected")
             }

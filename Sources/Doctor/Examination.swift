@@ -5,6 +5,7 @@ import Controls
 import Display
 import Foundation
 import StrictJSON
+import System
 
 /// The checks of `loopix doctor`, in the order a builder wires a camera: board, config.txt,
 /// camera, screen, buttons, motion sensor, storage, service, license. Each asks `machine` and
@@ -139,7 +140,7 @@ public struct Examination {
                             "libcamera lists no camera" + (required ? "" : ": loopixd will use the simulated camera"), advice: advice)]
         case .failure(let error):
             return [Finding(.camera, required ? .problem : .warning, "libcamera: \(error)",
-                            advice: error.errno == EACCES ? "add the user to the video group" : nil)]
+                            advice: error.errno == Errno(EACCES) ? "add the user to the video group" : nil)]
         }
     }
 
@@ -197,7 +198,7 @@ public struct Examination {
         case .success(let found): chip = found
         case .failure(let error):
             return [Finding(.gpio, .problem, "no GPIO chip \(plan.chips.joined(separator: " or ")): \(error)",
-                            advice: error.errno == EACCES ? "add the user to the gpio group" : "is this the right board? set \"board\" or gpio.chip")]
+                            advice: error.errno == Errno(EACCES) ? "add the user to the gpio group" : "is this the right board? set \"board\" or gpio.chip")]
         }
         var findings = [Finding(.gpio, .ok, "\(chip.label) (\(chip.path)), \(chip.lineCount) lines, libgpiod \(GPIOChipInfo.libgpiodVersion)")]
         do { _ = try config.gpioPlan(board: board, lineCount: chip.lineCount) } catch {
@@ -234,7 +235,7 @@ public struct Examination {
         let hex = { (n: Int) in String(format: "0x%02X", n) }
         switch machine.imu(bus: bus, addresses: addresses) {
         case .failure(let error):
-            let advice = error.errno == EACCES ? "add the user to the i2c group" :
+            let advice = error.errno == Errno(EACCES) ? "add the user to the i2c group" :
                 "\"dtparam=i2c_arm=on\" in config.txt and the i2c-dev module (echo i2c-dev > /etc/modules-load.d/i2c.conf)"
             return [Finding(.imu, required ? .problem : .warning, "i2c-\(bus): \(error)", advice: advice)]
         case .success(let answers):

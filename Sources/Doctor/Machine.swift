@@ -2,6 +2,7 @@ import Appliance
 import BoardIO
 import Camera
 import Display
+import System
 
 /// What `loopix doctor` asks of the machine. `LiveMachine` asks the real one (libcamera,
 /// DRM, libgpiod, I2C, statvfs, the control socket, systemctl); the tests give fakes.
@@ -32,8 +33,8 @@ public protocol Machine {
 public struct MachineError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// The errno behind it, when there is one (EACCES means: not in the right group).
-    public var errno: Int32?
-    public init(_ message: String, errno: Int32? = nil) {
+    public var errno: Errno?
+    public init(_ message: String, errno: Errno? = nil) {
         self.message = message
         self.errno = errno
     }

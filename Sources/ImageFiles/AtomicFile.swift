@@ -50,25 +50,25 @@ public enum AtomicFile {
             if tmpExists { unlinkat(directory.rawValue, tmpName, 0) }
         }
         try body { buffer in
-            do throws(Errno) { try tmp.writeAll(buffer) } catch { throw ImageFileError.system(path: path, action: "write", errno: error.rawValue) }
+            do throws(Errno) { try tmp.writeAll(buffer) } catch { throw ImageFileError.system(path: path, action: "write", errno: error) }
         }
         // A failed fsync or close means the kernel may have dropped the data: lost, never retried.
-        do { try tmp.sync() } catch { throw ImageFileError.lost(path: path, errno: error.rawValue) }
-        do { try tmp.close() } catch { throw ImageFileError.lost(path: path, errno: error.rawValue) }
+        do { try tmp.sync() } catch { throw ImageFileError.lost(path: path, errno: error) }
+        do { try tmp.close() } catch { throw ImageFileError.lost(path: path, errno: error) }
 
         if replace {
             if renameat(directory.rawValue, tmpName, directory.rawValue, name) != 0 {
-                throw ImageFileError.system(path: path, action: "rename the temporary file into place", errno: Glibc.errno)
+                throw ImageFileError.system(path: path, action: "rename the temporary file into place", errno: Errno.current)
             }
             tmpExists = false
         } else {
             do { try directory.renameNoReplace(tmpName, to: name) } catch {
                 if error == Errno(EEXIST) { throw ImageFileError.alreadyExists(path: path) }
-                throw ImageFileError.system(path: path, action: "rename the temporary file into place", errno: error.rawValue)
+                throw ImageFileError.system(path: path, action: "rename the temporary file into place", errno: error)
             }
             tmpExists = false
         }
-        do { try directory.sync() } catch { throw ImageFileError.lost(path: path, errno: error.rawValue) }
+        do { try directory.sync() } catch { throw ImageFileError.lost(path: path, errno: error) }
     }
 
     public static func write(_ bytes: [UInt8], to path: String, replace: Bool) throws {
@@ -97,7 +97,7 @@ public enum AtomicFile {
                 if error != Errno(EEXIST) { break }
             }
         }
-        throw .system(path: path, action: "create a temporary file in \(dir)", errno: lastError.rawValue)
+        throw .system(path: path, action: "create a temporary file in \(dir)", errno: lastError)
     }
 
     /// ("dir", "name"): the directory is "." for a bare name, "/" for a file at the root.
@@ -114,9 +114,9 @@ public enum AtomicFile {
 func readWholeFile(path: String) throws -> [UInt8] {
     let file = try opened(path, O_RDONLY, path: path, action: "open for reading")
     let st: stat
-    do { st = try file.status() } catch { throw ImageFileError.system(path: path, action: "stat", errno: error.rawValue) }
+    do { st = try file.status() } catch { throw ImageFileError.system(path: path, action: "stat", errno: error) }
     if (st.st_mode & S_IFMT) == S_IFDIR {
-        throw ImageFileError.system(path: path, action: "read", errno: EISDIR)
+        throw ImageFileError.system(path: path, action: "read", errno: Errno(EISDIR))
     }
     var bytes: [UInt8] = []
     bytes.reserveCapacity(Int(st.st_size) + 1)
@@ -128,7 +128,7 @@ func readWholeFile(path: String) throws -> [UInt8] {
         }
         switch got {
         case .success(let count): n = count
-        case .failure(let error): throw ImageFileError.system(path: path, action: "read", errno: error.rawValue)
+        case .failure(let error): throw ImageFileError.system(path: path, action: "read", errno: error)
         }
         if n == 0 { break }
         bytes.append(contentsOf: chunk[0..<n])
@@ -141,6 +141,6 @@ func opened(_ file: String, _ flags: Int32, path: String, action: String) throws
     do throws(Errno) {
         return try FileDescriptor.open(file, flags)
     } catch {
-        throw .system(path: path, action: action, errno: error.rawValue)
+        throw .system(path: path, action: action, errno: error)
     }
 }

@@ -12,10 +12,10 @@ import System
 public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable {
     /// A system call failed. `action` says what was being done ("open for reading", "write",
     /// "rename into place"…).
-    case system(path: String, action: String, errno: Int32)
+    case system(path: String, action: String, errno: Errno)
     /// The bytes were handed to the kernel but `fsync` failed: the photo must be considered
     /// lost. Never retried.
-    case lost(path: String, errno: Int32)
+    case lost(path: String, errno: Errno)
     /// `replace: false` and a file already exists under the final name; it was not touched.
     case alreadyExists(path: String)
     /// The file is not JPEG, PNG or HEIC (by its first bytes).
@@ -48,7 +48,7 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
     }
 
     /// The errno carried by `.system` and `.lost`, else nil.
-    public var errno: Int32? {
+    public var errno: Errno? {
         switch self {
         case .system(_, _, let e), .lost(_, let e): return e
         default: return nil
@@ -62,9 +62,9 @@ public enum ImageFileError: Error, CustomStringConvertible, Equatable, Sendable 
     private var longDescription: String {
         switch self {
         case .system(let path, let action, let e):
-            return "\(path): cannot \(action): \(Errno(e).description)"
+            return "\(path): cannot \(action): \(e.description)"
         case .lost(let path, let e):
-            return "\(path): photo lost: fsync failed while saving, the data may not be on disk: \(Errno(e).description)"
+            return "\(path): photo lost: fsync failed while saving, the data may not be on disk: \(e.description)"
         case .alreadyExists(let path):
             return "\(path): cannot write: the file already exists and replace is off (left untouched)"
         case .unknownFormat(let path, let detail):

@@ -82,10 +82,10 @@ public struct HTTPLimits: Sendable, Equatable {
 public struct HTTPError: Error, Equatable, CustomStringConvertible {
     public var address: String
     public var port: Int
-    public var errno: Int32
+    public var errno: Errno
     public var description: String {
-        errno == EINVAL ? "web: \"\(address)\" is not an IPv4 or IPv6 address"
-            : "web: cannot listen on \(address):\(port): \(Errno(errno))"
+        errno == Errno(EINVAL) ? "web: \"\(address)\" is not an IPv4 or IPv6 address"
+            : "web: cannot listen on \(address):\(port): \(errno)"
     }
 }
 
@@ -134,7 +134,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard rc == 0, let out else {
             box.release()
-            throw HTTPError(address: address, port: port, errno: -rc)
+            throw HTTPError(address: address, port: port, errno: Errno(-rc))
         }
         self.server = out
         self.box = box

@@ -1,6 +1,7 @@
 import BoardIO
 import Controls
 import Foundation
+import System
 import XCTest
 
 /// A register file on a pretend SMBus, like i2c-stub: every register readable and writable,
@@ -30,19 +31,19 @@ final class FakeSMBus: SMBusDevice, @unchecked Sendable {  // all state behind `
 
     func readByte(_ register: UInt8) throws(SMBusError) -> UInt8 {
         lock.lock(); defer { lock.unlock() }
-        if failing { throw SMBusError(errno: ENXIO, what: "reading 0x\(String(register, radix: 16)) of \(location)") }
+        if failing { throw SMBusError(errno: Errno(ENXIO), what: "reading 0x\(String(register, radix: 16)) of \(location)") }
         return registers[Int(register)]
     }
 
     func writeByte(_ register: UInt8, _ value: UInt8) throws(SMBusError) {
         lock.lock(); defer { lock.unlock() }
-        if failing { throw SMBusError(errno: ENXIO, what: "writing 0x\(String(register, radix: 16)) of \(location)") }
+        if failing { throw SMBusError(errno: Errno(ENXIO), what: "writing 0x\(String(register, radix: 16)) of \(location)") }
         registers[Int(register)] = value
     }
 
     func readBlock(_ register: UInt8, count: Int) throws(SMBusError) -> [UInt8] {
         lock.lock(); defer { lock.unlock() }
-        if failing { throw SMBusError(errno: EREMOTEIO, what: "reading block 0x\(String(register, radix: 16)) of \(location)") }
+        if failing { throw SMBusError(errno: Errno(EREMOTEIO), what: "reading block 0x\(String(register, radix: 16)) of \(location)") }
         return (0..<count).map { registers[(Int(register) + $0) & 0xFF] }
     }
 }

@@ -1,5 +1,6 @@
 import Controls
 import FilmCore
+import System
 import XCTest
 @testable import Display
 @testable import PixelFormats
@@ -200,7 +201,7 @@ final class ScanoutTests: XCTestCase {
             XCTAssertFalse(text.contains("\n"))
         }
         XCTAssertEqual(KMSDisplay.cardPaths(directory: "/nonexistent"), [])
-        XCTAssertEqual(DisplayError.drmMaster(device: "/dev/dri/card0", errno: EBUSY).description,
+        XCTAssertEqual(DisplayError.drmMaster(device: "/dev/dri/card0", errno: Errno(EBUSY)).description,
                        "/dev/dri/card0: another program holds the display (DRM master): Device or resource busy (errno 16)")
     }
 }

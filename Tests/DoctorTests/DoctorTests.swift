@@ -147,7 +147,7 @@ final class DoctorTests: XCTestCase {
         machine.boot = nil
         XCTAssertEqual(findings(machine, try config(), .configTxt).map(\.message), ["no /boot/firmware/config.txt"])
         // libcamera itself failing.
-        machine.lenses = .failure(MachineError("starting libcamera's camera manager: Permission denied (errno 13)", errno: EACCES))
+        machine.lenses = .failure(MachineError("starting libcamera's camera manager: Permission denied (errno 13)", errno: Errno(EACCES)))
         let failed = findings(machine, try config(#""camera": {"backend": "libcamera"}"#), .camera)
         XCTAssertEqual(failed.map(\.level), [.problem])
         XCTAssertEqual(failed.first?.advice, "add the user to the video group")
@@ -169,7 +169,7 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(findings(machine, try config(#""gpio": {"pins": {"mode": 40}}"#), .gpio).last?.message,
                        "/etc/loopix/loopix.json: gpio.pins.mode: line 40 for mode is out of range (the chip has lines 0…31)")
         XCTAssertTrue(moved.contains { $0.message == "line 40 (mode): free" })
-        machine.chip = .failure(MachineError("opening GPIO chip pinctrl-rp1: Permission denied (errno 13)", errno: EACCES))
+        machine.chip = .failure(MachineError("opening GPIO chip pinctrl-rp1: Permission denied (errno 13)", errno: Errno(EACCES)))
         let denied = findings(machine, try config(), .gpio)
         XCTAssertEqual(denied.map(\.level), [.problem])
         XCTAssertEqual(denied.first?.advice, "add the user to the gpio group")
@@ -220,7 +220,7 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(required.map(\.message), ["nothing answers at 0x6A on i2c-1"])
         XCTAssertEqual(required.map(\.level), [.problem])
         XCTAssertEqual(machine.askedAddresses, [0x6A])
-        machine.imuAnswers = .failure(MachineError("opening /dev/i2c-1: No such file or directory (errno 2)", errno: ENOENT))
+        machine.imuAnswers = .failure(MachineError("opening /dev/i2c-1: No such file or directory (errno 2)", errno: Errno(ENOENT)))
         XCTAssertTrue(findings(machine, try config(), .imu).first?.advice?.contains("dtparam=i2c_arm=on") == true)
         machine.imuAnswers = .success([IMUAnswer(address: 0x6B, chip: .lsm6dso, register75: 0x00, register0F: 0x6C)])
         XCTAssertEqual(findings(machine, try config(), .imu).map(\.message), ["LSM6DSO at 0x6B on i2c-1 (WHO_AM_I 0x6C at register 0x0F)"])

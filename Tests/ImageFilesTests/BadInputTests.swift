@@ -1,5 +1,6 @@
 import FilmCore
 import Foundation
+import System
 import XCTest
 @testable import ImageFiles
 
@@ -25,7 +26,7 @@ final class BadInputTests: XCTestCase {
     func testMissingFile() throws {
         let dir = try temporaryDirectory(self)
         let error = assertImageFileError(dir + "/nope.heic") { _ = try ImageReader.read(path: dir + "/nope.heic") }
-        XCTAssertEqual(error?.errno, ENOENT)
+        XCTAssertEqual(error?.errno, Errno(ENOENT))
         XCTAssertThrowsError(try HEICInfo.read(path: dir + "/nope.heic"))
     }
 
@@ -57,12 +58,12 @@ final class BadInputTests: XCTestCase {
         let error = assertImageFileError(path) {
             try ImageWriter.write(smoothImage(width: 16, height: 16), to: path, format: .png)
         }
-        XCTAssertEqual(error?.errno, ENOTDIR)
+        XCTAssertEqual(error?.errno, Errno(ENOTDIR))
         let missing = dir + "/no/such/dir/out.jpg"
         let error2 = assertImageFileError(missing) {
             try ImageWriter.write(smoothImage(width: 16, height: 16), to: missing, format: .jpeg)
         }
-        XCTAssertEqual(error2?.errno, ENOENT)
+        XCTAssertEqual(error2?.errno, Errno(ENOENT))
     }
 
     func testExistingFileIsNotReplaced() throws {
