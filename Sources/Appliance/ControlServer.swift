@@ -93,14 +93,15 @@ public final class ControlServer: Sendable {
                 timeout: @escaping @Sendable (ControlRequest) -> Double = { $0.answerTimeout },
                 dispatch: @escaping Dispatch) throws(ControlSocketError) {
         self.path = path
-        let listenFD = try Self.bind(path: path, group: group)
+        let bound = try Self.bind(path: path, group: group)
+        let listening = OpenFile(owning: bound.fd, size: 0)
         let wakeup: WakeupPipe
         do { wakeup = try WakeupPipe() } catch {
-            Glibc.close(listenFD.fd)
+            listening.close()
             unlink(path)
             throw .system(path, "create the wake-up pipe", error.rawValue)
         }
-        loop = ControlServerLoop(path: path, listenFD: listenFD.fd, socketIdentity: listenFD.identity, wakeup: wakeup,
+        loop = ControlServerLoop(path: path, listening: listening, socketIdentity: bound.identity, wakeup: wakeup,
                                  dispatch: dispatch, timeout: timeout, limits: limits)
     }
 

@@ -57,7 +57,9 @@ final class ControlServerLoop: @unchecked Sendable {
     }
 
     let path: String
-    let listenFD: Int32
+    /// The listening socket, closed by `teardown`.
+    let listening: OpenFile
+    var listenFD: Int32 { listening.rawValue }
     let socketIdentity: (dev_t, ino_t)
     let wakeup: WakeupPipe
     let dispatch: ControlServer.Dispatch
@@ -69,11 +71,11 @@ final class ControlServerLoop: @unchecked Sendable {
     private let tornDown = Locked(false)
     private var readBuffer = [UInt8](repeating: 0, count: 16384)
 
-    init(path: String, listenFD: Int32, socketIdentity: (dev_t, ino_t), wakeup: WakeupPipe,
+    init(path: String, listening: OpenFile, socketIdentity: (dev_t, ino_t), wakeup: WakeupPipe,
          dispatch: @escaping ControlServer.Dispatch, timeout: @escaping @Sendable (ControlRequest) -> Double,
          limits: ControlServer.Limits) {
         self.path = path
-        self.listenFD = listenFD
+        self.listening = listening
         self.socketIdentity = socketIdentity
         self.wakeup = wakeup
         self.dispatch = dispatch
@@ -192,7 +194,7 @@ final class ControlServerLoop: @unchecked Sendable {
         guard first else { return }
         for c in clients { drop(c) }  // each Client's FileDescriptor closes its socket
         updateCount()
-        Glibc.close(listenFD)
+        listening.close()
         var st = stat()
         if lstat(path, &st) == 0, st.st_dev == socketIdentity.0, st.st_ino == socketIdentity.1 {
             unlink(path)

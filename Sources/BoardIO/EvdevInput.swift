@@ -3,12 +3,14 @@ import Controls
 import Glibc
 import System
 
-/// One opened evdev device (fd and libevdev handle; both freed in deinit).
+/// One opened evdev device: its descriptor (closed when the device goes) and libevdev's
+/// handle (freed in deinit).
 final class EvdevDevice {
     enum Kind { case touch, keyboard }
 
     let path: String
-    let fd: Int32
+    private let file: FileDescriptor
+    var fd: Int32 { file.rawValue }
     let handle: OpaquePointer
     let kind: Kind
     let name: String
@@ -25,13 +27,10 @@ final class EvdevDevice {
 
     /// Opens `path` and keeps it only when it is a touch screen or a keyboard (nil otherwise).
     init?(path: String, rotation: ScreenRotation) {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        // On every early return the descriptor is closed with `opened`.
+        guard let opened = try? FileDescriptor.open(path, O_RDONLY | O_NONBLOCK) else { return nil }
         var dev: OpaquePointer?
-        guard libevdev_new_from_fd(fd, &dev) == 0, let dev else {
-            close(fd)
-            return nil
-        }
+        guard libevdev_new_from_fd(opened.rawValue, &dev) == 0, let dev else { return nil }
         let hasMT = libevdev_has_event_code(dev, UInt32(EV_ABS), UInt32(ABS_MT_POSITION_X)) != 0
         let hasABS = libevdev_has_event_code(dev, UInt32(EV_ABS), UInt32(ABS_X)) != 0
         let direct = libevdev_has_property(dev, UInt32(INPUT_PROP_DIRECT)) != 0
@@ -41,7 +40,6 @@ final class EvdevDevice {
             let yCode = hasABS ? ABS_Y : ABS_MT_POSITION_Y
             guard let xi = libevdev_get_abs_info(dev, UInt32(xCode)), let yi = libevdev_get_abs_info(dev, UInt32(yCode)) else {
                 libevdev_free(dev)
-                close(fd)
                 return nil
             }
             kind = .touch
@@ -52,19 +50,15 @@ final class EvdevDevice {
             mapping = nil
         } else {
             libevdev_free(dev)
-            close(fd)
             return nil
         }
         self.path = path
-        self.fd = fd
+        self.file = opened
         self.handle = dev
         self.name = libevdev_get_name(dev).map { String(cString: $0) } ?? "?"
     }
 
-    deinit {
-        libevdev_free(handle)
-        close(fd)
-    }
+    deinit { libevdev_free(handle) }
 }
 
 /// Touch screens and USB keyboards through evdev (libevdev), poll-driven: `drain` reads what

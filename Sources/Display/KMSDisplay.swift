@@ -33,19 +33,16 @@ public struct KMSConfiguration: Sendable, Equatable {
     }
 }
 
-/// An open DRM card: owns the file descriptor (closed in deinit).
+/// An open DRM card: owns the file descriptor (closed when the card goes).
 final class DRMCard {
     let path: String
-    let fd: Int32
+    private let file: FileDescriptor
+    var fd: Int32 { file.rawValue }
 
     init(path: String) throws(DisplayError) {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw .drm(device: path, action: "open", errno: Errno.current) }
+        do { file = try FileDescriptor.open(path, O_RDWR) } catch { throw .drm(device: path, action: "open", errno: error) }
         self.path = path
-        self.fd = fd
     }
-
-    deinit { close(fd) }
 
     /// The error of a libdrm call that returned `result` (−1 with errno, or a negative errno).
     func failure(_ action: String, _ result: Int32) -> DisplayError {

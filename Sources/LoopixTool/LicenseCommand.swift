@@ -100,20 +100,20 @@ public enum LicenseCommand {
 
     /// Creates `path` exclusively with mode 0600 from the start (never readable by others).
     private static func writeSecret(_ bytes: [UInt8], to path: String) throws(ToolError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ToolError("\(path): cannot create (\(Errno.current.message))") }
-        var ok = fchmod(fd, 0o600) == 0
-        var written = 0
-        while ok && written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n > 0 { written += n } else if n < 0 && errno == EINTR { continue } else { ok = false }
+        var opened = false
+        let created: Result<Void, Errno> = Result { () throws(Errno) in
+            let file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            opened = true
+            if fchmod(file.rawValue, 0o600) != 0 { throw Errno.current }
+            let written: Result<Void, Errno> = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try file.writeAll(buffer) } }
+            try written.get()
+            try file.sync()
+            try file.close()
         }
-        ok = ok && fsync(fd) == 0
-        let e = errno
-        ok = close(fd) == 0 && ok
-        if !ok {
-            unlink(path)
-            throw ToolError("\(path): cannot write (\(Errno(e).message))")
+        if case .failure(let error) = created {
+            guard opened else { throw ToolError("\(path): cannot create (\(error.message))") }
+            unlink(path)  // never a half-written secret
+            throw ToolError("\(path): cannot write (\(error.message))")
         }
     }
 

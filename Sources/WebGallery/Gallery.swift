@@ -76,17 +76,17 @@ public final class Gallery: Sendable {
     private func serve(_ name: MediaLibrary.Name, _ route: Route, _ request: HTTPRequest) -> HTTPResponse {
         switch route {
         case .page:
-            guard library.open(name).map({ close($0.fd) }) != nil else { return .text(404, "not found") }
+            guard library.open(name) != nil else { return .text(404, "not found") }
             return html(photoPage(name))
         case .file:
-            guard let (fd, size) = library.open(name) else { return .text(404, "not found") }
-            return ranged(fd: fd, size: size, contentType: name.kind.contentType, range: request.headers["Range"],
+            guard let file = library.open(name) else { return .text(404, "not found") }
+            return ranged(file, contentType: name.kind.contentType, range: request.headers["Range"],
                           filename: name.fileName)
         case .jpeg, .thumbnail:
             guard name.kind != .clip || route == .thumbnail else { return .text(404, "not found") }
             switch cache.jpeg(of: name, route == .jpeg ? .jpeg : .thumbnail) {
-            case .success(let (fd, size)):
-                return ranged(fd: fd, size: size, contentType: "image/jpeg", range: request.headers["Range"], filename: nil)
+            case .success(let file):
+                return ranged(file, contentType: "image/jpeg", range: request.headers["Range"], filename: nil)
             case .failure(.missing):
                 return .text(404, "not found")
             case .failure(let error):
@@ -99,20 +99,20 @@ public final class Gallery: Sendable {
     /// A file, whole or one byte range of it (RFC 9110 §14): `bytes=a-b`, `bytes=a-`,
     /// `bytes=-n`; a range that starts past the end is 416, a malformed or multiple one is
     /// ignored (the whole file, as the RFC allows).
-    func ranged(fd: Int32, size: UInt64, contentType: String, range: String?, filename: String?) -> HTTPResponse {
+    func ranged(_ file: OpenFile, contentType: String, range: String?, filename: String?) -> HTTPResponse {
+        let size = file.size
         var headers: [(String, String)] = [("Accept-Ranges", "bytes"), ("Cache-Control", "max-age=3600")]
         if let filename { headers.append(("Content-Disposition", "inline; filename=\"\(filename)\"")) }
         guard let range, let (start, end) = Self.parseRange(range, size: size) else {
-            return HTTPResponse(status: 200, contentType: contentType, headers: headers, body: .file(fd, offset: 0, length: size))
+            return HTTPResponse(status: 200, contentType: contentType, headers: headers, body: .file(file, offset: 0, length: size))
         }
         guard start < size, start <= end else {
-            close(fd)
             return HTTPResponse(status: 416, contentType: "text/plain; charset=utf-8",
                                 headers: [("Content-Range", "bytes */\(size)")], body: .bytes(Array("range not satisfiable\n".utf8)))
         }
         let last = min(end, size - 1)
         headers.append(("Content-Range", "bytes \(start)-\(last)/\(size)"))
-        return HTTPResponse(status: 206, contentType: contentType, headers: headers, body: .file(fd, offset: start, length: last - start + 1))
+        return HTTPResponse(status: 206, contentType: contentType, headers: headers, body: .file(file, offset: start, length: last - start + 1))
     }
 
     /// (first, last) byte of a single range; nil when there is none to honour.

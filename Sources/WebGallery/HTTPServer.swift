@@ -34,8 +34,8 @@ public protocol HTTPStream: AnyObject {
 public struct HTTPResponse {
     public enum Body {
         case bytes([UInt8])
-        /// `length` bytes of the open file from `offset` (the response closes the descriptor).
-        case file(Int32, offset: UInt64, length: UInt64)
+        /// `length` bytes of the open file from `offset` (sent by the kernel, then closed).
+        case file(OpenFile, offset: UInt64, length: UInt64)
         case stream(HTTPStream)
     }
     public var status: Int
@@ -173,8 +173,9 @@ public final class HTTPServer: @unchecked Sendable {
         switch response.body {
         case .bytes(let bytes):
             bytes.withUnsafeBytes { CLoopixHTTP_replyBytes(reply, UInt32(response.status), response.contentType, $0.baseAddress, $0.count) }
-        case .file(let fd, let offset, let length):
-            CLoopixHTTP_replyFile(reply, UInt32(response.status), response.contentType, fd, offset, length)
+        case .file(let file, let offset, let length):
+            // libmicrohttpd owns the descriptor from here (it closes it once sent).
+            CLoopixHTTP_replyFile(reply, UInt32(response.status), response.contentType, file.release(), offset, length)
         case .stream(let stream):
             let context = Unmanaged.passRetained(StreamBox(stream)).toOpaque()
             CLoopixHTTP_replyStream(reply, UInt32(response.status), response.contentType, context, { context, buffer, max in

@@ -93,27 +93,18 @@ public struct MediaLibrary: Sendable {
     }
 
     /// Opens a file for reading: the folder and then the file, neither through a link, and
-    /// only a regular file. The descriptor and its size; nil when there is no such file.
-    public func open(_ name: Name) -> (fd: Int32, size: UInt64)? {
-        let dir = Glibc.open(dcim + "/" + name.folderName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard dir >= 0 else { return nil }
-        defer { close(dir) }
-        let fd = openat(dir, name.fileName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
-            return nil
-        }
-        return (fd, UInt64(st.st_size))
+    /// only a regular file. Nil when there is no such file.
+    public func open(_ name: Name) -> OpenFile? {
+        guard let folder = try? FileDescriptor.open(dcim + "/" + name.folderName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW) else { return nil }
+        return OpenFile.regular(name.fileName, in: folder.rawValue)
     }
 
     /// A file's whole contents (for converting it); nil when absent or larger than `limit`.
     public func read(_ name: Name, limit: UInt64 = 256 << 20) -> [UInt8]? {
-        guard let (fd, size) = open(name) else { return nil }
-        defer { close(fd) }
-        guard size <= limit else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(size))
+        guard let file = open(name) else { return nil }
+        guard file.size <= limit else { return nil }
+        let fd = file.rawValue
+        var bytes = [UInt8](repeating: 0, count: Int(file.size))
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
@@ -126,9 +117,6 @@ public struct MediaLibrary: Sendable {
 
     /// When the file last changed (for caches).
     public func modified(_ name: Name) -> Int? {
-        guard let (fd, _) = open(name) else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        return fstat(fd, &st) == 0 ? Int(st.st_mtim.tv_sec) : nil
+        open(name)?.status().map { Int($0.st_mtim.tv_sec) }
     }
 }

@@ -32,16 +32,13 @@ public final class PhotoCache: Sendable {
     }
 
     /// The cached JPEG of `name` (made now if need be): an open descriptor and its size, or why not.
-    public func jpeg(of name: MediaLibrary.Name, _ variant: Variant) -> Result<(fd: Int32, size: UInt64), CacheError> {
+    public func jpeg(of name: MediaLibrary.Name, _ variant: Variant) -> Result<OpenFile, CacheError> {
         // A JPEG photo is its own full-size JPEG.
         if variant == .jpeg, name.kind == .jpeg {
             return library.open(name).map { .success($0) } ?? .failure(.missing(name))
         }
-        guard let (fd, size) = library.open(name) else { return .failure(.missing(name)) }
-        var st = stat()
-        fstat(fd, &st)
-        close(fd)
-        let cached = directory + "/\(name.folderName)-\(name.fileName)-\(variant.rawValue)-\(size)-\(st.st_mtim.tv_sec).jpg"
+        guard let original = library.open(name), let st = original.status() else { return .failure(.missing(name)) }
+        let cached = directory + "/\(name.folderName)-\(name.fileName)-\(variant.rawValue)-\(original.size)-\(st.st_mtim.tv_sec).jpg"
         if let open = Self.openRegular(cached) { return .success(open) }
         return converting.withLock {
             if let open = Self.openRegular(cached) { return .success(open) }   // made while we waited
@@ -74,9 +71,8 @@ public final class PhotoCache: Sendable {
     private func make(_ name: MediaLibrary.Name, _ variant: Variant) throws -> [UInt8] {
         if name.kind == .clip {
             // Read through the library's descriptor (no path games): /proc/self/fd/N.
-            guard let (fd, _) = library.open(name) else { throw CacheError.missing(name) }
-            defer { close(fd) }
-            let poster = try PosterFrame.read(path: "/proc/self/fd/\(fd)", width: variant == .thumbnail ? Self.thumbnailWidth : 1920)
+            guard let clip = library.open(name) else { throw CacheError.missing(name) }
+            let poster = try PosterFrame.read(path: "/proc/self/fd/\(clip.rawValue)", width: variant == .thumbnail ? Self.thumbnailWidth : 1920)
             return try ImageWriter.previewJPEG(poster, quality: 85)
         }
         guard let bytes = library.read(name) else { throw CacheError.missing(name) }
@@ -113,14 +109,8 @@ public final class PhotoCache: Sendable {
         }
     }
 
-    private static func openRegular(_ path: String) -> (fd: Int32, size: UInt64)? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0 else {
-            close(fd)
-            return nil
-        }
-        return (fd, UInt64(st.st_size))
+    private static func openRegular(_ path: String) -> OpenFile? {
+        OpenFile.regular(path, nonEmpty: true)
     }
+
 }
