@@ -4,8 +4,7 @@
 extension StateRules {
     func booth(_ command: Command, _ s: inout CameraState) -> Outcome {
         var effects: [Effect] = []
-        switch command {
-        case .setBooth(let on):
+        if case .setBooth(let on) = command {
             guard on != s.booth else { return Outcome() }
             if on && s.recording { return .refused("Stop recording first: a booth takes photos") }
             s.session = on ? Booth(settings: boothSettings) : nil
@@ -14,42 +13,27 @@ extension StateRules {
                 s.mode = .photo
                 effects.append(.modeChanged)
             }
-        case .boothPress(let now):
+        } else {
+            // The session's own course: what it asks for next, if anything.
             guard var session = s.session else { return Outcome() }
-            let action = session.press(now: now)
-            s.session = session
-            effects = action.map { [.booth($0)] } ?? []
-        case .boothTick(let now, let lead):
-            guard var session = s.session else { return Outcome() }
-            let action = session.tick(now: now, lead: lead)
-            s.session = session
-            effects = action.map { [.booth($0)] } ?? []
-        case .boothShotTaken(let path, let now):
-            guard var session = s.session else { return Outcome() }
-            let action = session.shotTaken(path, now: now)
-            s.session = session
-            effects = action.map { [.booth($0)] } ?? []
-        case .photoSaved(let path, let now):
-            guard var session = s.session else { return Outcome() }
-            let action = session.photoSaved(path, now: now)
-            s.session = session
-            effects = action.map { [.booth($0)] } ?? []
-        case .photoLost(let path):
-            guard var session = s.session, session.taken.contains(path) else { return Outcome() }
-            session.failed()
-            s.session = session
-        case .collageSaved(let path, let now):
-            guard var session = s.session else { return Outcome() }
-            if let path {
-                let action = session.composed(path, now: now)
-                s.session = session
-                effects = action.map { [.booth($0)] } ?? []
-            } else {
+            let action: Booth.Action?
+            switch command {
+            case .boothPress(let now): action = session.press(now: now)
+            case .boothTick(let now, let lead): action = session.tick(now: now, lead: lead)
+            case .boothShotTaken(let path, let now): action = session.shotTaken(path, now: now)
+            case .photoSaved(let path, let now): action = session.photoSaved(path, now: now)
+            case .collageSaved(let path?, let now): action = session.composed(path, now: now)
+            case .collageSaved(nil, _):
                 session.failed()
-                s.session = session
+                action = nil
+            case .photoLost(let path):
+                if session.taken.contains(path) { session.failed() }
+                action = nil
+            default:
+                return Outcome()
             }
-        default:
-            return Outcome()
+            s.session = session
+            effects = action.map { [.booth($0)] } ?? []
         }
         // Between exposures the flash follows the session (on for a whole session, or off).
         let flash = s.session?.flashWanted(exposing: false) ?? false

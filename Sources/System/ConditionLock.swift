@@ -8,14 +8,11 @@ import Musl
 /// move: they live in their own allocations): for a thread that sleeps until another one has
 /// something for it.
 public final class ConditionLock: @unchecked Sendable {
-    // @unchecked: the mutex and the condition are only touched through pthread calls.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // @unchecked: the lock and the condition are only touched through pthread calls.
+    private let mutex = Lock()
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
     public init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         var attributes = pthread_condattr_t()
@@ -27,23 +24,17 @@ public final class ConditionLock: @unchecked Sendable {
 
     deinit {
         pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
         condition.deallocate()
-        mutex.deallocate()
     }
 
-    public func lock() { pthread_mutex_lock(mutex) }
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    public func lock() { mutex.lock() }
+    public func unlock() { mutex.unlock() }
 
     /// Runs `body` holding the lock.
-    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        lock()
-        defer { unlock() }
-        return try body()
-    }
+    public func withLock<R>(_ body: () throws -> R) rethrows -> R { try mutex.withLock(body) }
 
     /// With the lock held: releases it until `broadcast` (or a spurious wake-up), then holds it again.
-    public func wait() { pthread_cond_wait(condition, mutex) }
+    public func wait() { pthread_cond_wait(condition, mutex.mutex) }
 
     /// With the lock held: as `wait`, but at most until `deadline`; false when it passed.
     @discardableResult
@@ -53,7 +44,7 @@ public final class ConditionLock: @unchecked Sendable {
             return true
         }
         var ts = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000), tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
-        return pthread_cond_timedwait(condition, mutex, &ts) != ETIMEDOUT
+        return pthread_cond_timedwait(condition, mutex.mutex, &ts) != ETIMEDOUT
     }
 
     /// Wakes every thread waiting (call with the lock held, or not).

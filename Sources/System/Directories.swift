@@ -32,18 +32,27 @@ public enum Directories {
         return nil
     }
 
-    /// `mkdir -p`: makes `path` and whatever of its parents is missing.
+    /// `mkdir -p`: makes `path` and whatever of its parents is missing. Where it is there
+    /// already (every photo asks), that costs one `mkdir` and one `stat`.
     public static func create(_ path: String, mode: mode_t = 0o755) throws(Failure) {
-        if let problem = problem(path) { throw Failure(path: path, problem: problem) }
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for name in path.split(separator: "/") {
-            prefix += "/" + name
-            if mkdir(prefix, mode) != 0 {
-                let e = errno
-                if e == EEXIST { continue }  // there already (a directory: checked above), or made meanwhile
-                throw Failure(path: path, problem: prefix == path ? "\(Errno(e))" : "\(prefix): \(Errno(e))")
-            }
+        if let e = make(path, mode) {
+            throw Failure(path: path, problem: problem(path) ?? "\(e)")
         }
-        if let problem = problem(path) { throw Failure(path: path, problem: problem) }
+    }
+
+    /// Makes `path`, its missing parents first; nil when it is a directory now.
+    private static func make(_ path: String, _ mode: mode_t) -> Errno? {
+        if mkdir(path, mode) == 0 { return nil }
+        let e = Errno.current
+        if e == Errno(EEXIST) { return isDirectory(path) ? nil : Errno(ENOTDIR) }
+        guard e == Errno(ENOENT), let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return e }
+        if let parent = make(String(path[..<slash]), mode) { return parent }
+        if mkdir(path, mode) == 0 || isDirectory(path) { return nil }  // or made meanwhile
+        return Errno.current
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 }

@@ -9,7 +9,8 @@ import Musl
 /// Swift 6.0 platform.
 public final class Lock: @unchecked Sendable {
     // @unchecked: the mutex is only touched through pthread calls, which are thread-safe.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// Internal: `ConditionLock` waits on it.
+    let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init() {
         mutex = .allocate(capacity: 1)

@@ -27,10 +27,12 @@ public final class OpenFile: @unchecked Sendable {
     public static func regular(_ name: String, in directory: Int32? = nil, nonEmpty: Bool = false) -> OpenFile? {
         let fd = directory.map { openat($0, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) } ?? open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        let file = OpenFile(owning: fd, size: 0)
         var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, !nonEmpty || st.st_size > 0 else { return nil }
-        return OpenFile(owning: file.release(), size: UInt64(st.st_size))
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, !nonEmpty || st.st_size > 0 else {
+            _ = Glibc.close(fd)
+            return nil
+        }
+        return OpenFile(owning: fd, size: UInt64(st.st_size))
     }
 
     /// The descriptor, for calls that read it; valid while this object lives and has not
